@@ -1,0 +1,96 @@
+// Thin shim over FFmpeg's headers. Everything here exists because Swift cannot import
+// function-like or struct-valued macros, or because a field moved between FFmpeg majors.
+// Values are computed against the real headers at compile time; no macro text is copied.
+#ifndef INGESTD_CFFMPEG_SHIM_H
+#define INGESTD_CFFMPEG_SHIM_H
+
+#include <errno.h>
+#include <math.h>
+#include <libavformat/avformat.h>
+#include <libavcodec/avcodec.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
+#include <libavfilter/buffersrc.h>
+#include <libavutil/avutil.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/dict.h>
+#include <libavutil/display.h>
+#include <libavutil/error.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+#include <libswresample/swresample.h>
+#include <libswscale/swscale.h>
+
+// MARK: error codes
+static inline int cff_error_eagain(void) { return AVERROR(EAGAIN); }
+static inline int cff_error_eof(void) { return AVERROR_EOF; }
+static inline int cff_error_invaliddata(void) { return AVERROR_INVALIDDATA; }
+static inline int cff_error_enomem(void) { return AVERROR(ENOMEM); }
+static inline int cff_error_enospc(void) { return AVERROR(ENOSPC); }
+static inline int cff_error_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
+static inline int cff_error_from_errno(int e) { return AVERROR(e); }
+
+/// Returns the POSIX errno behind an AVERROR, or 0 when it is an FFmpeg tag error.
+static inline int cff_errno_of(int averror) {
+    int e = AVUNERROR(averror);
+    return (e > 0 && e < 4096) ? e : 0;
+}
+
+// MARK: time
+static inline int64_t cff_nopts(void) { return AV_NOPTS_VALUE; }
+static inline AVRational cff_time_base_q(void) { return AV_TIME_BASE_Q; }
+static inline int64_t cff_time_base(void) { return AV_TIME_BASE; }
+
+// MARK: flags that are expressions rather than literals
+static inline int cff_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
+static inline int cff_fmt_globalheader(void) { return AVFMT_GLOBALHEADER; }
+static inline int cff_fmt_nofile(void) { return AVFMT_NOFILE; }
+static inline int cff_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
+static inline int cff_disposition_attached_pic(void) { return AV_DISPOSITION_ATTACHED_PIC; }
+
+// MARK: version-dependent field access (FFmpeg 5.1 names; 6.0 renamed pkt_duration)
+static inline int64_t cff_frame_duration(const AVFrame *f) {
+#if LIBAVUTIL_VERSION_MAJOR >= 58
+    return f->duration;
+#else
+    return f->pkt_duration;
+#endif
+}
+static inline int cff_frame_channels(const AVFrame *f) { return f->ch_layout.nb_channels; }
+static inline int cff_codecpar_channels(const AVCodecParameters *p) { return p->ch_layout.nb_channels; }
+static inline int cff_codec_context_channels(const AVCodecContext *c) { return c->ch_layout.nb_channels; }
+
+/// Describes a frame's channel layout ("stereo", "5.1", ...) into buf.
+static inline int cff_frame_layout_describe(const AVFrame *f, char *buf, size_t size) {
+    if (f->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC) {
+        AVChannelLayout def;
+        av_channel_layout_default(&def, f->ch_layout.nb_channels);
+        int r = av_channel_layout_describe(&def, buf, size);
+        av_channel_layout_uninit(&def);
+        return r;
+    }
+    return av_channel_layout_describe(&f->ch_layout, buf, size);
+}
+
+/// Sets the encoder's layout to the default layout for `channels`.
+static inline void cff_codec_context_set_default_layout(AVCodecContext *c, int channels) {
+    av_channel_layout_uninit(&c->ch_layout);
+    av_channel_layout_default(&c->ch_layout, channels);
+}
+
+/// Display rotation in degrees as stored (counter-clockwise, av_display_rotation_get), or NAN.
+static inline double cff_stream_rotation(const AVStream *st) {
+    const uint8_t *m = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, NULL);
+    if (!m) return NAN;
+    return av_display_rotation_get((const int32_t *)m);
+}
+
+/// Whether the stream carries Dolby Vision configuration side data.
+static inline int cff_stream_has_dovi(const AVStream *st) {
+    return av_stream_get_side_data(st, AV_PKT_DATA_DOVI_CONF, NULL) != NULL;
+}
+
+/// The raw pointer of a frame's plane (Swift sees data[] as an 8-tuple).
+static inline uint8_t *cff_frame_plane(const AVFrame *f, int i) { return f->data[i]; }
+
+#endif

@@ -1,0 +1,69 @@
+internal import CFFmpeg
+
+/// Opens the encoders a plan calls for, configured exactly as the plan says.
+enum EncoderFactory {
+    /// libx264 for one rung: capped CRF, fixed GOP with forced IDRs, no scene-cut keyframes,
+    /// High profile at the plan's level, 8-bit 4:2:0, BT.709 tags.
+    static func video(_ rung: TranscodePlan.PlannedRung, plan: TranscodePlan, threads: Int) throws -> Encoder {
+        let gop = plan.gopFrames
+        let level = Int32((Double(plan.level) ?? 4.1) * 10 + 0.5)
+        return try Encoder(codecName: "libx264", options: [
+            "preset": plan.encoderPreset,
+            "profile": "high",
+            "crf": String(rung.crf),
+            "forced-idr": "1",
+            "x264-params": "keyint=\(gop):min-keyint=\(gop):scenecut=0:open-gop=0",
+        ]) { ctx in
+            ctx.pointee.width = Int32(rung.width)
+            ctx.pointee.height = Int32(rung.height)
+            ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+            ctx.pointee.time_base = AVRational(num: 1, den: Int32(plan.frameRate))
+            ctx.pointee.framerate = AVRational(num: Int32(plan.frameRate), den: 1)
+            ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+            ctx.pointee.gop_size = Int32(gop)
+            ctx.pointee.keyint_min = Int32(gop)
+            ctx.pointee.level = level
+            ctx.pointee.rc_max_rate = Int64(rung.maxrateKbps) * 1000
+            ctx.pointee.rc_buffer_size = Int32(rung.bufsizeKbps * 1000)
+            ctx.pointee.color_primaries = AVCOL_PRI_BT709
+            ctx.pointee.color_trc = AVCOL_TRC_BT709
+            ctx.pointee.colorspace = AVCOL_SPC_BT709
+            ctx.pointee.color_range = AVCOL_RANGE_MPEG
+            ctx.pointee.flags |= cff_codec_flag_global_header()
+            ctx.pointee.thread_count = Int32(threads)
+        }
+    }
+
+    /// The one AAC-LC encoder shared by every rung.
+    static func audio(_ audio: TranscodePlan.PlannedAudio) throws -> Encoder {
+        try Encoder(codecName: "aac", options: [:]) { ctx in
+            ctx.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+            ctx.pointee.sample_rate = Int32(audio.sampleRate)
+            cff_codec_context_set_default_layout(ctx, Int32(audio.channels))
+            ctx.pointee.bit_rate = Int64(audio.bitrateKbps) * 1000
+            ctx.pointee.time_base = AVRational(num: 1, den: Int32(audio.sampleRate))
+            ctx.pointee.profile = FF_PROFILE_AAC_LOW
+            ctx.pointee.flags |= cff_codec_flag_global_header()
+        }
+    }
+
+    /// A one-shot baseline JPEG encoder (MJPEG wants full-range input).
+    static func jpeg(width: Int, height: Int, quality: Int32 = 3) throws -> Encoder {
+        try Encoder(codecName: "mjpeg", options: [:]) { ctx in
+            ctx.pointee.width = Int32(width)
+            ctx.pointee.height = Int32(height)
+            ctx.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
+            ctx.pointee.color_range = AVCOL_RANGE_JPEG
+            ctx.pointee.time_base = AVRational(num: 1, den: 1)
+            ctx.pointee.flags |= AV_CODEC_FLAG_QSCALE
+            ctx.pointee.global_quality = quality * FF_QP2LAMBDA
+        }
+    }
+
+    /// RFC 6381 codec string of an H.264 encoder, read from its avcC extradata.
+    static func codecString(h264 encoder: Encoder) -> String {
+        let avcC = encoder.extradata
+        guard avcC.count >= 4, avcC[0] == 1 else { return "avc1.640029" }
+        return "avc1." + avcC[1...3].map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,61 @@
+internal import CFFmpeg
+
+/// A decoder for one input stream. Owns its `AVCodecContext`.
+final class Decoder {
+    private var context: UnsafeMutablePointer<AVCodecContext>?
+    let path: String
+    /// Time base of the frames it returns (the stream's).
+    let timeBase: AVRational
+
+    init(input: InputContext, streamIndex: Int) throws {
+        path = input.path
+        let stream = input.stream(streamIndex)
+        let parameters = stream.pointee.codecpar!
+        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            throw TranscodeError.unsupportedCodec(
+                path: input.path, codec: String(cString: avcodec_get_name(parameters.pointee.codec_id)))
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else { throw TranscodeError.internalFailure("avcodec_alloc_context3") }
+        context = ctx
+        guard avcodec_parameters_to_context(ctx, parameters) >= 0 else {
+            throw TranscodeError.corruptInput(path: path, detail: "invalid codec parameters")
+        }
+        ctx.pointee.pkt_timebase = stream.pointee.time_base
+        if parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
+            ctx.pointee.framerate = av_guess_frame_rate(input.format, stream, nil)
+        }
+        ctx.pointee.thread_count = 0
+        timeBase = stream.pointee.time_base
+        let opened = avcodec_open2(ctx, codec, nil)
+        guard opened >= 0 else {
+            throw TranscodeError.corruptInput(path: path, detail: "cannot open decoder: \(AVResult.message(opened))")
+        }
+    }
+
+    deinit { avcodec_free_context(&context) }
+
+    /// Sends a packet, or nil to start draining. Returns false when the packet was rejected as
+    /// invalid data (the caller counts it; one damaged packet does not end the job).
+    @discardableResult
+    func send(_ packet: Packet?) throws -> Bool {
+        let result = avcodec_send_packet(context, packet?.pointer)
+        if result >= 0 || result == AVResult.eof { return true }
+        if result == cff_error_invaliddata() { return false }
+        if result == AVResult.again {
+            throw TranscodeError.internalFailure("decoder refused input before its output was drained")
+        }
+        throw TranscodeError.corruptInput(path: path, detail: "decode failed: \(AVResult.message(result))")
+    }
+
+    /// Receives the next decoded frame into `frame`. Invalid data inside a frame is reported as
+    /// `.needsInput` with `damaged` incremented, so decoding continues like the ffmpeg CLI does.
+    func receive(into frame: Frame, damaged: inout Int) throws -> StepResult {
+        frame.unref()
+        let result = avcodec_receive_frame(context, frame.pointer)
+        if result == cff_error_invaliddata() {
+            damaged += 1
+            return .needsInput
+        }
+        return try AVResult.step(result) { .corruptInput(path: path, detail: "decode failed: \($0)") }
+    }
+}

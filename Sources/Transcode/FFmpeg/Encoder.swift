@@ -1,0 +1,70 @@
+internal import CFFmpeg
+
+/// An opened encoder. Owns its `AVCodecContext`; options it did not recognise are an error.
+final class Encoder {
+    private(set) var context: UnsafeMutablePointer<AVCodecContext>?
+    let name: String
+
+    /// Allocates the encoder, lets `configure` set fields, then opens it with `options`.
+    init(codecName: String, options: [String: String],
+         configure: (UnsafeMutablePointer<AVCodecContext>) -> Void) throws {
+        name = codecName
+        guard let codec = avcodec_find_encoder_by_name(codecName) else {
+            throw TranscodeError.internalFailure("encoder \(codecName) is not available in this FFmpeg build")
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else { throw TranscodeError.internalFailure("avcodec_alloc_context3") }
+        context = ctx
+        configure(ctx)
+        var dictionary: OpaquePointer? = nil
+        for (key, value) in options.sorted(by: { $0.key < $1.key }) { av_dict_set(&dictionary, key, value, 0) }
+        defer { av_dict_free(&dictionary) }
+        let opened = avcodec_open2(ctx, codec, &dictionary)
+        guard opened >= 0 else {
+            throw TranscodeError.internalFailure("cannot open encoder \(codecName): \(AVResult.message(opened))")
+        }
+        if let leftover = Dictionary.keys(of: dictionary), !leftover.isEmpty {
+            throw TranscodeError.internalFailure("encoder \(codecName) ignored options: \(leftover.joined(separator: ", "))")
+        }
+    }
+
+    deinit { avcodec_free_context(&context) }
+
+    var ctx: UnsafeMutablePointer<AVCodecContext> { context! }
+    var timeBase: AVRational { ctx.pointee.time_base }
+    var frameSize: Int { Int(ctx.pointee.frame_size) }
+
+    /// Sends a frame, or nil to drain.
+    func send(_ frame: Frame?) throws {
+        let result = avcodec_send_frame(ctx, frame?.pointer)
+        guard result >= 0 || result == AVResult.eof else {
+            throw TranscodeError.internalFailure("\(name): encode failed: \(AVResult.message(result))")
+        }
+    }
+
+    func receive(into packet: Packet) throws -> StepResult {
+        packet.unref()
+        return try AVResult.step(avcodec_receive_packet(ctx, packet.pointer)) {
+            .internalFailure("\(name): encode failed: \($0)")
+        }
+    }
+
+    /// The codec's extradata (for H.264, the avcC box), used to derive the RFC 6381 codec string.
+    var extradata: [UInt8] {
+        guard let data = ctx.pointee.extradata, ctx.pointee.extradata_size > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(ctx.pointee.extradata_size)))
+    }
+}
+
+extension Dictionary where Key == String, Value == String {
+    /// Keys still present in an `AVDictionary` (options nobody consumed).
+    static func keys(of dictionary: OpaquePointer?) -> [String]? {
+        guard let dictionary else { return nil }
+        var keys: [String] = []
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let next = av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            keys.append(String(cString: next.pointee.key))
+            entry = next
+        }
+        return keys
+    }
+}

@@ -1,0 +1,86 @@
+internal import CFFmpeg
+
+/// A muxer writing one output. Owns its `AVFormatContext` and, when it opened one, the I/O.
+///
+/// Lifecycle: add streams, ``writeHeader(options:)``, ``write(_:stream:timeBase:)`` any number of
+/// times, then ``finish()`` to write the trailer. A context dropped without `finish` is still freed.
+final class OutputContext {
+    let path: String
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private var ownsIO = false
+    private var headerWritten = false
+    private let scratch = Packet()
+
+    init(format: String, path: String) throws {
+        self.path = path
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        let result = avformat_alloc_output_context2(&ctx, nil, format, path)
+        guard result >= 0, let ctx else {
+            throw TranscodeError.internalFailure("muxer \(format) for \(path): \(AVResult.message(result))")
+        }
+        context = ctx
+    }
+
+    deinit {
+        if ownsIO, let ctx = context { avio_closep(&ctx.pointee.pb) }
+        avformat_free_context(context)
+    }
+
+    private var ctx: UnsafeMutablePointer<AVFormatContext> { context! }
+
+    /// Adds a stream fed by `encoder`; returns its index.
+    @discardableResult
+    func addStream(from encoder: Encoder) throws -> Int {
+        guard let stream = avformat_new_stream(ctx, nil) else { throw TranscodeError.internalFailure("avformat_new_stream") }
+        let copied = avcodec_parameters_from_context(stream.pointee.codecpar, encoder.ctx)
+        guard copied >= 0 else { throw TranscodeError.internalFailure("codec parameters: \(AVResult.message(copied))") }
+        stream.pointee.time_base = encoder.timeBase
+        return Int(stream.pointee.index)
+    }
+
+    /// Opens the file (unless the muxer does its own I/O) and writes the header.
+    /// Options the muxer did not consume are an error, so a misspelt option cannot pass silently.
+    func writeHeader(options: [String: String]) throws {
+        if ctx.pointee.oformat.pointee.flags & cff_fmt_nofile() == 0 {
+            let opened = avio_open(&ctx.pointee.pb, path, AVIO_FLAG_WRITE)
+            guard opened >= 0 else { throw TranscodeError.outputFailed(path: path, reason: AVResult.message(opened)) }
+            ownsIO = true
+        }
+        var dictionary: OpaquePointer? = nil
+        for (key, value) in options.sorted(by: { $0.key < $1.key }) { av_dict_set(&dictionary, key, value, 0) }
+        defer { av_dict_free(&dictionary) }
+        let written = avformat_write_header(ctx, &dictionary)
+        guard written >= 0 else { throw outputError(written) }
+        headerWritten = true
+        if let leftover = Dictionary.keys(of: dictionary), !leftover.isEmpty {
+            throw TranscodeError.internalFailure("muxer for \(path) ignored options: \(leftover.joined(separator: ", "))")
+        }
+    }
+
+    /// Writes a new reference to `packet` to `stream`, rescaled from `timeBase` to the stream's
+    /// time base (read after the header, since the muxer may change it).
+    func write(_ packet: Packet, stream: Int, timeBase: AVRational, clearKeyframe: Bool = false) throws {
+        av_packet_ref(scratch.pointer, packet.pointer)
+        scratch.pointer.pointee.stream_index = Int32(stream)
+        if clearKeyframe { scratch.pointer.pointee.flags &= ~cff_pkt_flag_key() }
+        av_packet_rescale_ts(scratch.pointer, timeBase, ctx.pointee.streams[stream]!.pointee.time_base)
+        let result = av_interleaved_write_frame(ctx, scratch.pointer)
+        guard result >= 0 else { throw outputError(result) }
+    }
+
+    /// Flushes interleaving queues and writes the trailer, then closes the file.
+    func finish() throws {
+        guard headerWritten else { return }
+        headerWritten = false
+        let result = av_write_trailer(ctx)
+        if ownsIO {
+            avio_closep(&ctx.pointee.pb)
+            ownsIO = false
+        }
+        guard result >= 0 else { throw outputError(result) }
+    }
+
+    private func outputError(_ code: Int32) -> TranscodeError {
+        .outputFailed(path: path, reason: AVResult.message(code))
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Measures the finished outputs and writes `master.m3u8` and `manifest.json`.
+enum ManifestWriter {
+    static func write(plan: TranscodePlan, layout: OutputLayout, result: PipelineResult, wallSeconds: Double,
+                      metadata: [String: String]) throws -> ReadyManifest {
+        var variants: [VariantStream] = []
+        var renditions: [ReadyManifest.Rendition] = []
+        for (rung, codec) in zip(plan.rungs, result.codecs) {
+            let directory = layout.rungDirectory(rung)
+            let text = try String(contentsOfFile: layout.playlist(rung), encoding: .utf8)
+            let playlist = try MediaPlaylist(parsing: text)
+            let sizes = try playlist.segments.map { try fileSize("\(directory)/\($0.uri)") }
+            let bandwidth = RenditionBandwidth(playlist: playlist, sizes: sizes)
+            let uri = "\(rung.name)/index.m3u8"
+            let codecs = "\(codec),mp4a.40.2"
+            variants.append(VariantStream(uri: uri, bandwidth: bandwidth, codecs: codecs, width: rung.width,
+                                          height: rung.height, frameRate: Double(plan.frameRate)))
+            renditions.append(.init(name: rung.name, playlist: uri, width: rung.width, height: rung.height,
+                                    bandwidth: bandwidth.peak, averageBandwidth: bandwidth.average, codecs: codecs,
+                                    segments: playlist.segments.count))
+        }
+        try write(MasterPlaylist.render(variants), to: layout.master)
+        let top = plan.topRung
+        let manifest = ReadyManifest(
+            durationSeconds: result.videoSeconds,
+            width: top.width,
+            height: top.height,
+            frameRate: plan.frameRate,
+            master: "master.m3u8",
+            renditions: renditions,
+            audio: .init(codec: "aac", sampleRate: plan.audio.sampleRate, channels: plan.audio.channels,
+                         fromSource: plan.audio.fromSource, durationSeconds: result.audioSeconds),
+            mp4: OutputLayout.mp4Name,
+            posters: plan.posters.map { .init(path: OutputLayout.posterName($0), width: $0.width, height: $0.height) },
+            storyboard: .init(image: OutputLayout.storyboardImageName, track: "storyboard.vtt",
+                              columns: plan.storyboard.columns, rows: plan.storyboard.rows,
+                              intervalSeconds: plan.storyboard.intervalSeconds),
+            source: plan.source,
+            preset: .init(name: plan.presetName, hash: plan.presetHash),
+            timings: .init(wallSeconds: wallSeconds, speed: wallSeconds > 0 ? result.videoSeconds / wallSeconds : 0,
+                           posterAtSeconds: result.posterSeconds),
+            metadata: metadata
+        )
+        try write(String(decoding: manifest.jsonData(), as: UTF8.self), to: layout.manifest)
+        return manifest
+    }
+
+    private static func fileSize(_ path: String) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return (attributes[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    private static func write(_ text: String, to path: String) throws {
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw TranscodeError.outputFailed(path: path, reason: error.localizedDescription)
+        }
+    }
+}
+
+extension ReadyManifest {
+    /// Pretty, key-sorted JSON.
+    public func jsonData() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)) ?? Data()
+    }
+}

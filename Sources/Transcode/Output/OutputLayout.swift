@@ -1,0 +1,27 @@
+/// Where each output file goes inside the output directory.
+///
+///     master.m3u8            multivariant playlist
+///     <rung>/index.m3u8      media playlist, fMP4: init.mp4 + seg_000.m4s …
+///     video.mp4              progressive H.264/AAC MP4 (faststart), the top rung's encode
+///     poster_<W>x<H>.jpg     posters, one per size
+///     storyboard.jpg/.vtt    scrubbing sprite and its WebVTT map
+///     manifest.json          the ready record
+public struct OutputLayout: Sendable {
+    public let directory: String
+    public static let initSegmentName = "init.mp4"
+
+    public init(directory: String) { self.directory = directory }
+
+    public var master: String { "\(directory)/master.m3u8" }
+    public var mp4: String { "\(directory)/\(Self.mp4Name)" }
+    public var manifest: String { "\(directory)/manifest.json" }
+    public var storyboardImage: String { "\(directory)/\(Self.storyboardImageName)" }
+    public var storyboardTrack: String { "\(directory)/storyboard.vtt" }
+    public static let mp4Name = "video.mp4"
+    public static let storyboardImageName = "storyboard.jpg"
+
+    public func rungDirectory(_ rung: TranscodePlan.PlannedRung) -> String { "\(directory)/\(rung.name)" }
+    public func playlist(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/index.m3u8" }
+    public func segmentPattern(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/seg_%03d.m4s" }
+    public static func posterName(_ size: TranscodePlan.PlannedSize) -> String { "poster_\(size.width)x\(size.height).jpg" }
+}

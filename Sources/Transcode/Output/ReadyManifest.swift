@@ -1,0 +1,65 @@
+/// The ready record written as `manifest.json`: everything a feed service needs to serve the video.
+public struct ReadyManifest: Sendable, Codable, Equatable {
+    public var version = 1
+    /// Output duration in seconds (video; audio is trimmed to it).
+    public var durationSeconds: Double
+    public var width: Int
+    public var height: Int
+    public var frameRate: Int
+    public var master: String
+    public var renditions: [Rendition]
+    public var audio: Audio
+    public var mp4: String
+    public var posters: [Image]
+    public var storyboard: StoryboardFiles
+    public var source: SourceProbe
+    public var preset: PresetRef
+    public var timings: Timings
+    /// Free-form metadata passed through from the upload.
+    public var metadata: [String: String]
+
+    public struct Rendition: Sendable, Codable, Equatable {
+        public var name: String
+        public var playlist: String
+        public var width: Int
+        public var height: Int
+        public var bandwidth: Int
+        public var averageBandwidth: Int
+        public var codecs: String
+        public var segments: Int
+    }
+
+    public struct Audio: Sendable, Codable, Equatable {
+        public var codec: String
+        public var sampleRate: Int
+        public var channels: Int
+        public var fromSource: Bool
+        public var durationSeconds: Double
+    }
+
+    public struct Image: Sendable, Codable, Equatable {
+        public var path: String
+        public var width: Int
+        public var height: Int
+    }
+
+    public struct StoryboardFiles: Sendable, Codable, Equatable {
+        public var image: String
+        public var track: String
+        public var columns: Int
+        public var rows: Int
+        public var intervalSeconds: Int
+    }
+
+    public struct PresetRef: Sendable, Codable, Equatable {
+        public var name: String
+        public var hash: String
+    }
+
+    public struct Timings: Sendable, Codable, Equatable {
+        public var wallSeconds: Double
+        /// Output media seconds per wall second.
+        public var speed: Double
+        public var posterAtSeconds: Double
+    }
+}

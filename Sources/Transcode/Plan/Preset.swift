@@ -1,0 +1,175 @@
+import Foundation
+
+/// Everything an operator can tune about the output: the ladder, rate control, audio,
+/// thumbnails and input limits. Loaded from JSON (see `Presets/default.json`); unknown or
+/// invalid fields are rejected with their JSON path.
+public struct Preset: Sendable, Codable, Equatable {
+    public var name: String
+    public var video: Video
+    public var rungs: [Rung]
+    public var audio: Audio
+    public var thumbnails: Thumbnails
+    public var limits: Limits
+
+    public struct Video: Sendable, Codable, Equatable {
+        /// libx264 speed preset (`ultrafast` … `veryslow`).
+        public var encoderPreset: String
+        /// H.264 level as written in specs, e.g. `4.1`.
+        public var level: String
+        public var frameRate: Int
+        /// Distance between forced IDR frames, identical in every rung.
+        public var gopSeconds: Int
+        /// Target segment duration (`#EXT-X-TARGETDURATION`).
+        public var segmentSeconds: Int
+        /// Shorter segments at the start, so playback begins quickly on slow links.
+        public var initialSegmentSeconds: [Int]
+    }
+
+    /// One rendition of the ladder, sized by its short side.
+    public struct Rung: Sendable, Codable, Equatable {
+        public var name: String
+        public var shortSide: Int
+        public var crf: Int
+        public var maxrateKbps: Int
+        public var bufsizeKbps: Int
+    }
+
+    public struct Audio: Sendable, Codable, Equatable {
+        public var bitrateKbps: Int
+        public var sampleRate: Int
+        public var channels: Int
+    }
+
+    public struct Thumbnails: Sendable, Codable, Equatable {
+        /// Poster JPEG sizes by short side, smallest first.
+        public var posterShortSides: [Int]
+        public var storyboardIntervalSeconds: Int
+        public var storyboardShortSide: Int
+        public var storyboardColumns: Int
+    }
+
+    /// Limits checked against the probe before decoding, and against decoded time while decoding.
+    public struct Limits: Sendable, Codable, Equatable {
+        public var maxBytes: Int64
+        public var maxDurationSeconds: Double
+        public var maxPixels: Int
+        public var maxFrameRate: Double
+        public var maxStreams: Int
+        public var maxAudioChannels: Int
+    }
+}
+
+extension Preset {
+    /// The built-in ladder; `Presets/default.json` is this value written out.
+    public static let builtIn = Preset(
+        name: "default",
+        video: Video(encoderPreset: "veryfast", level: "4.1", frameRate: 30, gopSeconds: 2,
+                     segmentSeconds: 6, initialSegmentSeconds: [2, 2]),
+        rungs: [
+            Rung(name: "360p", shortSide: 360, crf: 26, maxrateKbps: 800, bufsizeKbps: 1600),
+            Rung(name: "720p", shortSide: 720, crf: 24, maxrateKbps: 3000, bufsizeKbps: 6000),
+            Rung(name: "1080p", shortSide: 1080, crf: 23, maxrateKbps: 6000, bufsizeKbps: 12000),
+        ],
+        audio: Audio(bitrateKbps: 128, sampleRate: 48000, channels: 2),
+        thumbnails: Thumbnails(posterShortSides: [240, 480, 720], storyboardIntervalSeconds: 1,
+                               storyboardShortSide: 90, storyboardColumns: 10),
+        limits: Limits(maxBytes: 50 * 1024 * 1024, maxDurationSeconds: 60, maxPixels: 4096 * 4096,
+                       maxFrameRate: 240, maxStreams: 16, maxAudioChannels: 8)
+    )
+
+    /// Loads a preset: `default` (built in), a name in `searchDirectories` (`NAME.json`), or a path.
+    public static func load(_ nameOrPath: String, searchDirectories: [String] = []) throws -> Preset {
+        if nameOrPath == "default" { return builtIn }
+        let candidates = nameOrPath.contains("/") || nameOrPath.hasSuffix(".json")
+            ? [nameOrPath]
+            : searchDirectories.map { "\($0)/\(nameOrPath).json" }
+        guard let path = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+            throw TranscodeError.badPreset(source: nameOrPath, field: "(file)", reason: "no such preset (looked in \(candidates.joined(separator: ", ")))")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TranscodeError.badPreset(source: path, field: "(file)", reason: "unreadable")
+        }
+        return try decode(data, source: path)
+    }
+
+    /// Decodes and validates preset JSON; errors name the offending field.
+    public static func decode(_ data: Data, source: String) throws -> Preset {
+        let preset: Preset
+        do {
+            preset = try StrictJSON.decode(Preset.self, from: data)
+        } catch let error as StrictJSON.UnknownField {
+            throw TranscodeError.badPreset(source: source, field: error.path, reason: "unknown field")
+        } catch let error as DecodingError {
+            let (field, reason) = StrictJSON.explain(error)
+            throw TranscodeError.badPreset(source: source, field: field, reason: reason)
+        }
+        try preset.validate(source: source)
+        return preset
+    }
+
+    func validate(source: String) throws {
+        func fail(_ field: String, _ reason: String) -> TranscodeError {
+            .badPreset(source: source, field: field, reason: reason)
+        }
+        let speeds = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
+        guard speeds.contains(video.encoderPreset) else { throw fail("video.encoderPreset", "must be one of \(speeds.joined(separator: ", "))") }
+        guard ["3.0", "3.1", "4.0", "4.1", "4.2", "5.0", "5.1", "5.2"].contains(video.level) else { throw fail("video.level", "must be an H.264 level between 3.0 and 5.2") }
+        guard (1...60).contains(video.frameRate) else { throw fail("video.frameRate", "must be 1...60") }
+        guard (1...10).contains(video.gopSeconds) else { throw fail("video.gopSeconds", "must be 1...10") }
+        guard video.segmentSeconds >= video.gopSeconds, video.segmentSeconds % video.gopSeconds == 0 else {
+            throw fail("video.segmentSeconds", "must be a multiple of gopSeconds (\(video.gopSeconds))")
+        }
+        for (index, seconds) in video.initialSegmentSeconds.enumerated()
+        where seconds < video.gopSeconds || seconds % video.gopSeconds != 0 || seconds > video.segmentSeconds {
+            throw fail("video.initialSegmentSeconds[\(index)]", "must be a multiple of gopSeconds no longer than segmentSeconds")
+        }
+        guard !rungs.isEmpty else { throw fail("rungs", "at least one rung is required") }
+        for (index, rung) in rungs.enumerated() {
+            let field = "rungs[\(index)]"
+            guard !rung.name.isEmpty, rung.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
+                throw fail("\(field).name", "must be a non-empty file-name-safe word")
+            }
+            guard rung.shortSide >= 144, rung.shortSide <= 2160, rung.shortSide % 2 == 0 else { throw fail("\(field).shortSide", "must be even and in 144...2160") }
+            guard (0...51).contains(rung.crf) else { throw fail("\(field).crf", "must be 0...51") }
+            guard rung.maxrateKbps > 0 else { throw fail("\(field).maxrateKbps", "must be positive") }
+            guard rung.bufsizeKbps >= rung.maxrateKbps / 2 else { throw fail("\(field).bufsizeKbps", "must be at least half of maxrateKbps") }
+            if index > 0, rung.shortSide <= rungs[index - 1].shortSide {
+                throw fail("\(field).shortSide", "rungs must be ordered by increasing shortSide")
+            }
+        }
+        guard Set(rungs.map(\.name)).count == rungs.count else { throw fail("rungs", "rung names must be unique") }
+        guard (32...320).contains(audio.bitrateKbps) else { throw fail("audio.bitrateKbps", "must be 32...320") }
+        guard [44100, 48000].contains(audio.sampleRate) else { throw fail("audio.sampleRate", "must be 44100 or 48000") }
+        guard audio.channels == 2 else { throw fail("audio.channels", "must be 2 (stereo AAC-LC)") }
+        guard !thumbnails.posterShortSides.isEmpty,
+              thumbnails.posterShortSides.allSatisfy({ $0 >= 32 && $0 % 2 == 0 }) else {
+            throw fail("thumbnails.posterShortSides", "needs even sizes of at least 32")
+        }
+        guard thumbnails.storyboardIntervalSeconds >= 1 else { throw fail("thumbnails.storyboardIntervalSeconds", "must be at least 1") }
+        guard thumbnails.storyboardShortSide >= 16, thumbnails.storyboardShortSide % 2 == 0 else { throw fail("thumbnails.storyboardShortSide", "must be even and at least 16") }
+        guard (1...32).contains(thumbnails.storyboardColumns) else { throw fail("thumbnails.storyboardColumns", "must be 1...32") }
+        guard limits.maxBytes > 0 else { throw fail("limits.maxBytes", "must be positive") }
+        guard limits.maxDurationSeconds > 0 else { throw fail("limits.maxDurationSeconds", "must be positive") }
+        guard limits.maxPixels > 0 else { throw fail("limits.maxPixels", "must be positive") }
+        guard limits.maxFrameRate > 0 else { throw fail("limits.maxFrameRate", "must be positive") }
+        guard limits.maxStreams > 0 else { throw fail("limits.maxStreams", "must be positive") }
+        guard limits.maxAudioChannels > 0 else { throw fail("limits.maxAudioChannels", "must be positive") }
+    }
+
+    /// Canonical JSON (sorted keys), as written to `Presets/` and hashed.
+    public func canonicalJSON() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// A content hash of the canonical JSON (FNV-1a 64, hex): equal presets, equal hashes.
+    public var contentHash: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in canonicalJSON() {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(format: "%016llx", hash)
+    }
+}

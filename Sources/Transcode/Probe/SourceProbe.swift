@@ -1,0 +1,96 @@
+/// What a source file contains, copied out of FFmpeg as plain values.
+public struct SourceProbe: Sendable, Codable, Equatable {
+    public var path: String
+    /// Demuxer name, e.g. `mov,mp4,m4a,3gp,3g2,mj2`.
+    public var container: String
+    /// Container duration in seconds (a header claim, 0 when unknown).
+    public var durationSeconds: Double
+    public var sizeBytes: Int64
+    public var streamCount: Int
+    public var video: VideoStreamInfo?
+    public var audio: AudioStreamInfo?
+
+    public init(path: String, container: String, durationSeconds: Double, sizeBytes: Int64,
+                streamCount: Int, video: VideoStreamInfo?, audio: AudioStreamInfo?) {
+        self.path = path
+        self.container = container
+        self.durationSeconds = durationSeconds
+        self.sizeBytes = sizeBytes
+        self.streamCount = streamCount
+        self.video = video
+        self.audio = audio
+    }
+}
+
+/// The video stream that will be transcoded.
+public struct VideoStreamInfo: Sendable, Codable, Equatable {
+    public var codec: String
+    /// Coded size, before rotation.
+    public var width: Int
+    public var height: Int
+    /// Clockwise rotation in degrees (0, 90, 180, 270) needed to show the picture upright.
+    public var rotation: Int
+    public var frameRate: Double
+    public var pixelFormat: String
+    public var bitDepth: Int
+    public var colorTransfer: String
+    public var colorPrimaries: String
+    public var colorSpace: String
+    public var dolbyVision: Bool
+
+    public init(codec: String, width: Int, height: Int, rotation: Int = 0, frameRate: Double,
+                pixelFormat: String = "yuv420p", bitDepth: Int = 8, colorTransfer: String = "bt709",
+                colorPrimaries: String = "bt709", colorSpace: String = "bt709", dolbyVision: Bool = false) {
+        self.codec = codec
+        self.width = width
+        self.height = height
+        self.rotation = rotation
+        self.frameRate = frameRate
+        self.pixelFormat = pixelFormat
+        self.bitDepth = bitDepth
+        self.colorTransfer = colorTransfer
+        self.colorPrimaries = colorPrimaries
+        self.colorSpace = colorSpace
+        self.dolbyVision = dolbyVision
+    }
+
+    /// Size as displayed, after rotation.
+    public var displayWidth: Int { rotation % 180 == 0 ? width : height }
+    public var displayHeight: Int { rotation % 180 == 0 ? height : width }
+
+    /// The transfer characteristic family, which decides whether tone mapping is needed.
+    public var dynamicRange: DynamicRange {
+        switch colorTransfer {
+        case "arib-std-b67": .hlg
+        case "smpte2084": .pq
+        default: .sdr
+        }
+    }
+}
+
+public enum DynamicRange: String, Sendable, Codable {
+    case sdr, hlg, pq
+}
+
+/// The audio stream that will be transcoded.
+public struct AudioStreamInfo: Sendable, Codable, Equatable {
+    public var codec: String
+    public var sampleRate: Int
+    public var channels: Int
+
+    public init(codec: String, sampleRate: Int, channels: Int) {
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+}
+
+extension VideoStreamInfo {
+    /// Clockwise degrees from FFmpeg's display-matrix angle (counter-clockwise), snapped to 90°.
+    static func clockwiseRotation(fromDisplayMatrixDegrees degrees: Double) -> Int {
+        guard degrees.isFinite else { return 0 }
+        let clockwise = Int((-degrees).rounded())
+        let snapped = Int((Double(clockwise) / 90).rounded()) * 90
+        return ((snapped % 360) + 360) % 360
+    }
+}

@@ -1,0 +1,64 @@
+/// Everything that can stop a transcode, with enough context for an operator to act on it.
+///
+/// Each case names the file it concerns. ``category`` groups cases by who has to act:
+/// the uploader (bad input), the operator (bad preset, unwritable output) or the developers.
+public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file could not be opened or parsed as media at all.
+    case cannotOpen(path: String, reason: String)
+    /// The file has no decodable video stream.
+    case noVideoStream(path: String)
+    /// The file's codec is not supported by this build.
+    case unsupportedCodec(path: String, codec: String)
+    /// The media is damaged: decoding produced no usable pictures, or a stream broke mid-way.
+    case corruptInput(path: String, detail: String)
+    /// The media is readable but outside what the preset allows (size, frame rate, channels...).
+    case limitExceeded(path: String, limit: String, measured: String, allowed: String)
+    /// The preset is invalid; `field` is the JSON path of the offending value.
+    case badPreset(source: String, field: String, reason: String)
+    /// Output could not be written (permissions, full disk, existing directory...).
+    case outputFailed(path: String, reason: String)
+    /// A failure inside the engine that is not explained by the input.
+    case internalFailure(String)
+
+    /// Who has to act on an error.
+    public enum Category: String, Sendable {
+        case badInput, badPreset, output, `internal`
+    }
+
+    public var category: Category {
+        switch self {
+        case .cannotOpen, .noVideoStream, .unsupportedCodec, .corruptInput, .limitExceeded: .badInput
+        case .badPreset: .badPreset
+        case .outputFailed: .output
+        case .internalFailure: .internal
+        }
+    }
+
+    /// A stable machine code, used in JSON output and rejection records.
+    public var code: String {
+        switch self {
+        case .cannotOpen: "corrupt_input"
+        case .noVideoStream: "no_video_stream"
+        case .unsupportedCodec: "unsupported_codec"
+        case .corruptInput: "corrupt_input"
+        case .limitExceeded(_, let limit, _, _): "limit_\(limit)"
+        case .badPreset: "bad_preset"
+        case .outputFailed: "output_failed"
+        case .internalFailure: "internal"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): "\(path): cannot open as media: \(reason)"
+        case .noVideoStream(let path): "\(path): no video stream"
+        case .unsupportedCodec(let path, let codec): "\(path): unsupported codec '\(codec)'"
+        case .corruptInput(let path, let detail): "\(path): corrupt input: \(detail)"
+        case .limitExceeded(let path, let limit, let measured, let allowed):
+            "\(path): \(limit) \(measured) exceeds the limit of \(allowed)"
+        case .badPreset(let source, let field, let reason): "preset \(source): field '\(field)': \(reason)"
+        case .outputFailed(let path, let reason): "\(path): cannot write output: \(reason)"
+        case .internalFailure(let detail): "internal error: \(detail)"
+        }
+    }
+}
