@@ -17,12 +17,14 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
     case badPreset(source: String, field: String, reason: String)
     /// Output could not be written (permissions, full disk, existing directory...).
     case outputFailed(path: String, reason: String)
+    /// The job was cancelled (shutdown or Ctrl-C) before it finished.
+    case cancelled
     /// A failure inside the engine that is not explained by the input.
     case internalFailure(String)
 
     /// Who has to act on an error.
     public enum Category: String, Sendable {
-        case badInput, badPreset, output, `internal`
+        case badInput, badPreset, output, cancelled, `internal`
     }
 
     public var category: Category {
@@ -30,6 +32,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         case .cannotOpen, .noVideoStream, .unsupportedCodec, .corruptInput, .limitExceeded: .badInput
         case .badPreset: .badPreset
         case .outputFailed: .output
+        case .cancelled: .cancelled
         case .internalFailure: .internal
         }
     }
@@ -44,6 +47,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         case .limitExceeded(_, let limit, _, _): "limit_\(limit)"
         case .badPreset: "bad_preset"
         case .outputFailed: "output_failed"
+        case .cancelled: "cancelled"
         case .internalFailure: "internal"
         }
     }
@@ -58,6 +62,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
             "\(path): \(limit) \(measured) exceeds the limit of \(allowed)"
         case .badPreset(let source, let field, let reason): "preset \(source): field '\(field)': \(reason)"
         case .outputFailed(let path, let reason): "\(path): cannot write output: \(reason)"
+        case .cancelled: "cancelled"
         case .internalFailure(let detail): "internal error: \(detail)"
         }
     }

@@ -23,40 +23,50 @@ public struct TranscodeRequest: Sendable {
 }
 
 /// Runs transcodes. FFmpeg calls block, so each job runs on a dedicated thread, never on
-/// Swift's cooperative pool; events come back on an `AsyncThrowingStream`.
+/// Swift's cooperative pool. Events go out of band into an `AsyncStream` the caller owns.
 public enum Transcoder {
-    public static func run(_ request: TranscodeRequest) -> AsyncThrowingStream<TranscodeEvent, Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: TranscodeEvent.self,
-                                                                    bufferingPolicy: .bufferingNewest(64))
-        let thread = Thread {
-            do {
-                let manifest = try runBlocking(request) { continuation.yield($0) }
-                continuation.yield(.finished(manifest))
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+    /// Runs `request` on its own thread and returns the ready manifest.
+    ///
+    /// Cancelling the calling task stops the pipeline at the next packet; this function still
+    /// returns only after the worker thread has stopped touching the output directory.
+    public static func run(_ request: TranscodeRequest,
+                           events: AsyncStream<TranscodeEvent>.Continuation? = nil) async throws -> ReadyManifest {
+        let cancellation = CancellationFlag()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<ReadyManifest, Error>) in
+                let thread = Thread {
+                    do {
+                        let manifest = try runBlocking(request, cancellation: cancellation) { events?.yield($0) }
+                        events?.yield(.finished(manifest))
+                        events?.finish()
+                        done.resume(returning: manifest)
+                    } catch {
+                        events?.finish()
+                        done.resume(throwing: error)
+                    }
+                }
+                thread.name = "ingestd.transcode"
+                thread.stackSize = 8 << 20
+                thread.start()
             }
+        } onCancel: {
+            cancellation.cancel()
         }
-        thread.name = "ingestd.transcode"
-        thread.stackSize = 8 << 20
-        thread.start()
-        return stream
     }
 
     /// Runs a transcode on the calling thread, reporting events to `emit`.
-    public static func runBlocking(_ request: TranscodeRequest,
+    public static func runBlocking(_ request: TranscodeRequest, cancellation: CancellationFlag = CancellationFlag(),
                                    emit: @escaping @Sendable (TranscodeEvent) -> Void) throws -> ReadyManifest {
         let clock = ContinuousClock.now
         let input = try InputContext(path: request.input)
         let plan = try TranscodePlan.make(probe: input.probe(), preset: request.preset)
         emit(.planned(plan))
         let layout = OutputLayout(directory: request.outputDirectory)
-        let pipeline = try Pipeline(plan: plan, input: input, layout: layout) { emit(.progress($0)) }
+        let pipeline = try Pipeline(plan: plan, input: input, layout: layout, cancellation: cancellation) { emit(.progress($0)) }
         let result = try pipeline.run()
         let elapsed = ContinuousClock.now - clock
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let manifest = try ManifestWriter.write(plan: plan, layout: layout, result: result, wallSeconds: wall,
-                                                metadata: request.metadata)
-        return manifest
+        return try ManifestWriter.write(plan: plan, layout: layout, result: result, wallSeconds: wall,
+                                        metadata: request.metadata)
     }
 }

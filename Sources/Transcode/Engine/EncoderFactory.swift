@@ -47,12 +47,12 @@ enum EncoderFactory {
         }
     }
 
-    /// A one-shot baseline JPEG encoder (MJPEG wants full-range input).
+    /// A one-shot baseline JPEG encoder. MJPEG takes yuv420p only when tagged full range (JPEG).
     static func jpeg(width: Int, height: Int, quality: Int32 = 3) throws -> Encoder {
         try Encoder(codecName: "mjpeg", options: [:]) { ctx in
             ctx.pointee.width = Int32(width)
             ctx.pointee.height = Int32(height)
-            ctx.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
+            ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
             ctx.pointee.color_range = AVCOL_RANGE_JPEG
             ctx.pointee.time_base = AVRational(num: 1, den: 1)
             ctx.pointee.flags |= AV_CODEC_FLAG_QSCALE

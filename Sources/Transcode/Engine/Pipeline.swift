@@ -20,6 +20,7 @@ final class Pipeline {
     private let input: InputContext
     private let layout: OutputLayout
     private var meter: ProgressMeter
+    private let cancellation: CancellationFlag
 
     private let videoStream: Int
     private let audioStream: Int?
@@ -44,10 +45,12 @@ final class Pipeline {
     private var framesOut = 0
     private var damaged = 0
 
-    init(plan: TranscodePlan, input: InputContext, layout: OutputLayout, progress: @escaping @Sendable (TranscodeProgress) -> Void) throws {
+    init(plan: TranscodePlan, input: InputContext, layout: OutputLayout, cancellation: CancellationFlag,
+         progress: @escaping @Sendable (TranscodeProgress) -> Void) throws {
         self.plan = plan
         self.input = input
         self.layout = layout
+        self.cancellation = cancellation
         meter = ProgressMeter(totalSeconds: plan.source.durationSeconds, report: progress)
         guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
         videoStream = video
@@ -78,6 +81,7 @@ final class Pipeline {
 
     func run() throws -> PipelineResult {
         while try input.read(into: packet) {
+            if cancellation.isCancelled { throw TranscodeError.cancelled }
             if packet.streamIndex == videoStream {
                 if !(try videoDecoder.send(packet)) { damaged += 1 }
                 try receiveVideo()
@@ -185,6 +189,7 @@ final class Pipeline {
 
     private func drain(_ encoder: Encoder, rung: Int) throws {
         while try encoder.receive(into: encoded) == .ready {
+            encoded.pointer.pointee.duration = 1  // constant frame rate: one tick of 1/frameRate
             try muxer.writeVideo(encoded, rung: rung)
         }
     }

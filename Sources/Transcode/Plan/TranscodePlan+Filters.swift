@@ -31,7 +31,7 @@ extension TranscodePlan {
         graph += ";[v\(posterSinkIndex)]fps=fps=1,scale=w=\(poster.width):h=\(poster.height):out_color_matrix=bt709:out_range=tv,"
             + "format=yuv420p,signalstats[out\(posterSinkIndex)]"
         graph += ";[v\(storyboardSinkIndex)]fps=fps=1/\(storyboard.intervalSeconds):start_time=0,"
-            + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_color_matrix=bt709:out_range=pc,format=yuvj420p,"
+            + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_color_matrix=bt709:out_range=pc,format=yuv420p,setparams=range=pc,"
             + "tile=layout=\(storyboard.columns)x\(storyboard.rows)[out\(storyboardSinkIndex)]"
         return graph
     }
@@ -51,7 +51,7 @@ extension TranscodePlan {
         let labels = posters.indices.map { "[p\($0)]" }.joined()
         var graph = "[in0]split=\(posters.count)\(labels)"
         for (index, size) in posters.enumerated() {
-            graph += ";[p\(index)]scale=w=\(size.width):h=\(size.height):out_range=pc,format=yuvj420p[out\(index)]"
+            graph += ";[p\(index)]scale=w=\(size.width):h=\(size.height):out_range=pc,format=yuv420p,setparams=range=pc[out\(index)]"
         }
         return graph
     }

@@ -126,14 +126,16 @@ extension TranscodePlan {
     }
 
     /// The rungs for an upright `width`×`height` source: preset rungs up to the source's short
-    /// side, plus one rung at the source's own size when it falls between two preset rungs. Never
+    /// side, plus one rung at the source's own size when it falls between two preset rungs and
+    /// is at least 1.25× the rung below (a 362p source gets 360p only, a 540p one 360p + 540p). Never
     /// upscales; the lowest rung is always produced (at the source size when that is smaller).
     static func ladder(width: Int, height: Int, rungs: [Preset.Rung]) -> [PlannedRung] {
         let sourceShort = even(min(width, height))
         var planned: [PlannedRung] = []
         for rung in rungs {
             let short = min(rung.shortSide, sourceShort)
-            if let last = planned.last, min(last.width, last.height) >= short { break }
+            // A rung at the source's own size only when it is clearly above the previous one.
+            if let last = planned.last, Double(short) < Double(min(last.width, last.height)) * 1.25 { break }
             let size = fit(width: width, height: height, shortSide: short)
             let name = short == rung.shortSide ? rung.name : "\(short)p"
             planned.append(PlannedRung(name: name, width: size.width, height: size.height, crf: rung.crf,

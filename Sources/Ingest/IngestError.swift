@@ -1,0 +1,66 @@
+import Transcode
+
+/// Failures of the ingest layer itself (as opposed to the media engine's ``TranscodeError``).
+public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
+    case outputExists(path: String)
+    case cannotWrite(path: String, reason: String)
+    case inputMissing(path: String)
+    case cancelled
+
+    /// A stable machine code for JSON output.
+    public var code: String {
+        switch self {
+        case .outputExists: "output_exists"
+        case .cannotWrite: "output_failed"
+        case .inputMissing: "input_missing"
+        case .cancelled: "cancelled"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .outputExists(let path): "\(path): output directory exists and is not empty"
+        case .cannotWrite(let path, let reason): "\(path): cannot write: \(reason)"
+        case .inputMissing(let path): "\(path): no such file"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+/// Process exit statuses, following sysexits(3) so scripts can tell who must act.
+public enum ExitStatus: Int32, Sendable, CaseIterable {
+    case success = 0
+    /// A job failed (batch commands: at least one item failed).
+    case failure = 1
+    case usage = 64
+    /// The input is not acceptable media (corrupt, no video, over a limit, unsupported).
+    case badInput = 65
+    case inputMissing = 66
+    case internalError = 70
+    /// The output could not be created or written.
+    case cannotWrite = 73
+    /// The preset is invalid.
+    case badPreset = 78
+    case interrupted = 130
+
+    /// The status an error maps to.
+    public init(for error: Error) {
+        switch error {
+        case let error as TranscodeError:
+            switch error.category {
+            case .badInput: self = .badInput
+            case .badPreset: self = .badPreset
+            case .output: self = .cannotWrite
+            case .cancelled: self = .interrupted
+            case .internal: self = .internalError
+            }
+        case let error as IngestError:
+            switch error {
+            case .outputExists, .cannotWrite: self = .cannotWrite
+            case .inputMissing: self = .inputMissing
+            case .cancelled: self = .interrupted
+            }
+        default: self = .internalError
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// An output directory that appears all at once: written under a hidden staging name beside
+/// the destination, then renamed into place, so readers never see a half-written ladder.
+public struct StagedDirectory: Sendable {
+    /// Final location.
+    public let destination: String
+    /// Where the content is written until ``publish()``.
+    public let staging: String
+
+    /// Prepares staging for `destination`, which must not exist or be an empty directory.
+    public init(destination: String) throws {
+        let url = URL(fileURLWithPath: destination).standardizedFileURL
+        self.destination = url.path
+        let parent = url.deletingLastPathComponent().path
+        staging = "\(parent)/.\(url.lastPathComponent).staging-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        if fm.fileExists(atPath: self.destination, isDirectory: &isDirectory) {
+            let empty = isDirectory.boolValue && ((try? fm.contentsOfDirectory(atPath: self.destination))?.isEmpty ?? false)
+            guard empty else {
+                throw IngestError.outputExists(path: self.destination)
+            }
+        }
+        do {
+            try fm.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            try fm.createDirectory(atPath: staging, withIntermediateDirectories: false)
+        } catch {
+            throw IngestError.cannotWrite(path: staging, reason: error.localizedDescription)
+        }
+    }
+
+    /// Flushes the staged files to disk and renames the directory into place.
+    public func publish() throws {
+        try Durability.syncTree(staging)
+        if FileManager.default.fileExists(atPath: destination) {
+            rmdir(destination)  // only succeeds when empty, which init checked
+        }
+        guard rename(staging, destination) == 0 else {
+            throw IngestError.cannotWrite(path: destination, reason: String(cString: strerror(errno)))
+        }
+        try Durability.syncDirectory(URL(fileURLWithPath: destination).deletingLastPathComponent().path)
+    }
+
+    /// Removes whatever was staged.
+    public func discard() {
+        try? FileManager.default.removeItem(atPath: staging)
+    }
+}
+
+/// fsync helpers: what must survive a power cut is flushed before it is renamed into view.
+public enum Durability {
+    public static func syncTree(_ path: String) throws {
+        let fm = FileManager.default
+        if let walker = fm.enumerator(atPath: path) {
+            for case let relative as String in walker {
+                try syncFile("\(path)/\(relative)")
+            }
+        }
+        try syncDirectory(path)
+    }
+
+    public static func syncFile(_ path: String) throws {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw IngestError.cannotWrite(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw IngestError.cannotWrite(path: path, reason: String(cString: strerror(errno))) }
+    }
+
+    public static func syncDirectory(_ path: String) throws { try syncFile(path) }
+}

@@ -1,0 +1,26 @@
+import ArgumentParser
+import Ingest
+
+@main
+struct Ingestd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ingestd",
+        abstract: "Turns uploaded phone videos into HLS ladders, an MP4 and thumbnails, in-process with FFmpeg's libraries.",
+        discussion: """
+        Every source is decoded once; the 360p/720p/1080p renditions, the progressive MP4, posters
+        and storyboard all come from that one pass.
+
+        EXIT STATUS
+          0   success
+          64  usage error (bad flags or arguments)
+          65  the input is not acceptable media (corrupt, no video stream, unsupported, over a limit)
+          66  the input file does not exist
+          70  internal error (a bug: please report it with the log)
+          73  the output could not be written (exists, permissions, disk full)
+          78  the preset is invalid (the message names the field)
+          130 interrupted (SIGINT/SIGTERM); nothing was published
+        """,
+        version: "0.1.0",
+        subcommands: [TranscodeCommand.self, ProbeCommand.self]
+    )
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Ingest
+import Logging
+import Transcode
+
+enum Log {
+    /// Logs go to stderr; `INGESTD_LOG_LEVEL` (trace…critical) sets the level, default `warning`.
+    /// `INGESTD_FFMPEG_LOG` (quiet…debug) sets FFmpeg's own console level, default `fatal`.
+    static func make(label: String) -> Logger {
+        var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+        let level = ProcessInfo.processInfo.environment["INGESTD_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:))
+        logger.logLevel = level ?? .warning
+        let ffmpeg = ProcessInfo.processInfo.environment["INGESTD_FFMPEG_LOG"].flatMap(FFmpegLog.Level.init(rawValue:))
+        FFmpegLog.setLevel(ffmpeg ?? .fatal)
+        return logger
+    }
+}
+
+/// Error and result reporting shared by the commands.
+enum Report {
+    /// Prints `error` (to stderr, or as JSON on stdout) and returns the exit code it maps to.
+    static func fail(_ error: Error, json: Bool) -> ExitCode {
+        let status = ExitStatus(for: error)
+        let message = "\(error)"
+        if json {
+            let code = (error as? TranscodeError)?.code ?? (error as? IngestError)?.code ?? "internal"
+            let body: [String: Any] = ["error": ["code": code, "message": message, "exitStatus": Int(status.rawValue)]]
+            if let data = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]) {
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+            }
+        }
+        FileHandle.standardError.write(Data("ingestd: error: \(message)\n".utf8))
+        return ExitCode(status.rawValue)
+    }
+
+    static func summary(_ manifest: ReadyManifest, out: String) {
+        var lines = ["published \(out)  (\(String(format: "%.2f", manifest.durationSeconds)) s, \(manifest.width)x\(manifest.height), "
+            + "\(String(format: "%.1f", manifest.timings.wallSeconds)) s wall, \(String(format: "%.2f", manifest.timings.speed))x realtime)"]
+        for rendition in manifest.renditions {
+            lines.append(String(format: "  %-6@ %5dx%-5d avg %6.0f kb/s  peak %6.0f kb/s  %@", rendition.name as NSString,
+                                rendition.width, rendition.height, Double(rendition.averageBandwidth) / 1000,
+                                Double(rendition.bandwidth) / 1000, rendition.playlist as NSString))
+        }
+        lines.append("  master  \(out)/\(manifest.master)")
+        lines.append("  mp4     \(out)/\(manifest.mp4)")
+        lines.append("  posters \(manifest.posters.map(\.path).joined(separator: " "))")
+        print(lines.joined(separator: "\n"))
+    }
+}
+
+/// Turns SIGINT/SIGTERM into task cancellation, so the job cleans up its staging directory.
+final class SignalTrap: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+
+    init(cancelling task: Task<some Sendable, some Error>) {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { task.cancel() }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func disarm() {
+        sources.forEach { $0.cancel() }
+        sources.removeAll()
+    }
+}
+
+/// A one-line progress display on stderr: percent, bar, fps, speed, ETA.
+final class ProgressDisplay {
+    private let enabled: Bool
+    private var drawn = false
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func show(_ event: TranscodeEvent) {
+        guard enabled, case .progress(let progress) = event else { return }
+        let width = 24
+        let filled = Int(progress.fraction * Double(width))
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        let eta = progress.etaSeconds.map { String(format: "%d:%02d", Int($0) / 60, Int($0) % 60) } ?? "--:--"
+        let line = String(format: "\r\u{1B}[2K%3.0f%% [%@] %6.1f fps %5.2fx ETA %@  %.1f/%.1f s",
+                          progress.fraction * 100, bar as NSString, progress.framesPerSecond, progress.speed,
+                          eta as NSString, progress.outputSeconds, progress.totalSeconds)
+        FileHandle.standardError.write(Data(line.utf8))
+        drawn = true
+    }
+
+    func clear() {
+        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+    }
+}

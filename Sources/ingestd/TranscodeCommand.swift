@@ -1,0 +1,73 @@
+import ArgumentParser
+import Foundation
+import Ingest
+import Logging
+import Transcode
+
+struct TranscodeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "transcode",
+        abstract: "Transcode one video file into an HLS ladder, an MP4 and thumbnails.",
+        discussion: """
+        OUT is created atomically: files are written to a hidden staging directory beside it and
+        renamed into place when everything is done, so OUT never holds a partial result. OUT must
+        not exist (or be empty).
+
+        Output layout:
+          master.m3u8               multivariant playlist (measured BANDWIDTH/AVERAGE-BANDWIDTH)
+          360p/ 720p/ 1080p/        media playlists, fMP4 init.mp4 + seg_NNN.m4s
+          video.mp4                 H.264/AAC MP4 with faststart (the top rung's encode)
+          poster_WxH.jpg            posters in three sizes
+          storyboard.jpg/.vtt       scrubbing sprite and its WebVTT map
+          manifest.json             the ready record (also printed with --json)
+
+        Examples:
+          ingestd transcode samples/portrait_rotated.mp4 --out out/portrait
+          ingestd transcode clip.mov --out /srv/cdn/abc123 --preset Presets/default.json --json
+        """
+    )
+
+    @Argument(help: "The video file to transcode.")
+    var input: String
+
+    @Option(name: .long, help: ArgumentHelp("Output directory to create.", valueName: "dir"))
+    var out: String
+
+    @OptionGroup var presetOption: PresetOption
+
+    @Flag(name: .long, help: "Print the ready manifest as JSON on stdout; errors as JSON on stdout too.")
+    var json = false
+
+    @Flag(name: .long, help: "Never draw the progress line, even on a terminal.")
+    var noProgress = false
+
+    func run() async throws {
+        let logger = Log.make(label: "ingestd.transcode")
+        let preset: Preset
+        do {
+            preset = try presetOption.load()
+        } catch {
+            throw Report.fail(error, json: json)
+        }
+        let (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(16))
+        let display = ProgressDisplay(enabled: !noProgress && isatty(STDERR_FILENO) == 1)
+        let job = TranscodeJob(input: input, destination: out, preset: preset)
+        let work = Task { try await job.run(logger: logger, events: continuation) }
+        let signals = SignalTrap(cancelling: work)
+        for await event in events { display.show(event) }
+        display.clear()
+        do {
+            let manifest = try await work.value
+            signals.disarm()
+            if json {
+                FileHandle.standardOutput.write(manifest.jsonData())
+                FileHandle.standardOutput.write(Data("\n".utf8))
+            } else {
+                Report.summary(manifest, out: out)
+            }
+        } catch {
+            signals.disarm()
+            throw Report.fail(error, json: json)
+        }
+    }
+}
