@@ -213,10 +213,13 @@ final class Pipeline {
             }
             try JPEGWriter.write(filtered, to: "\(layout.directory)/\(OutputLayout.posterName(size))")
         }
-        if let storyboard {
-            try JPEGWriter.write(storyboard, to: layout.storyboardImage)
-            let vtt = Storyboard.webVTT(sprite: OutputLayout.storyboardImageName, duration: duration, storyboard: plan.storyboard)
+        guard let storyboard else { throw TranscodeError.internalFailure("storyboard graph produced no frame") }
+        try JPEGWriter.write(storyboard, to: layout.storyboardImage)
+        let vtt = Storyboard.webVTT(sprite: OutputLayout.storyboardImageName, duration: duration, storyboard: plan.storyboard)
+        do {
             try Data(vtt.utf8).write(to: URL(fileURLWithPath: layout.storyboardTrack))
+        } catch {
+            throw TranscodeError.outputFailed(path: layout.storyboardTrack, reason: error.localizedDescription)
         }
     }
 }

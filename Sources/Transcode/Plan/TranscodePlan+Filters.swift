@@ -28,9 +28,9 @@ extension TranscodePlan {
                 + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709[out\(index)]"
         }
         let poster = posters[posters.count - 1]
-        graph += ";[v\(posterSinkIndex)]fps=fps=1,scale=w=\(poster.width):h=\(poster.height):out_color_matrix=bt709:out_range=tv,"
+        graph += ";[v\(posterSinkIndex)]fps=fps=1:start_time=0:round=up,scale=w=\(poster.width):h=\(poster.height):out_color_matrix=bt709:out_range=tv,"
             + "format=yuv420p,signalstats[out\(posterSinkIndex)]"
-        graph += ";[v\(storyboardSinkIndex)]fps=fps=1/\(storyboard.intervalSeconds):start_time=0,"
+        graph += ";[v\(storyboardSinkIndex)]fps=fps=1/\(storyboard.intervalSeconds):start_time=0:round=up,"
             + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_color_matrix=bt709:out_range=pc,format=yuv420p,setparams=range=pc,"
             + "tile=layout=\(storyboard.columns)x\(storyboard.rows)[out\(storyboardSinkIndex)]"
         return graph

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import Transcode
+
+@Suite struct PresetTests {
+    static var presetsDirectory: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Presets").standardized.path
+    }
+
+    @Test func shippedDefaultPresetIsTheBuiltInOne() throws {
+        let path = "\(Self.presetsDirectory)/default.json"
+        let data = try #require(FileManager.default.contents(atPath: path))
+        #expect(try Preset.decode(data, source: path) == Preset.builtIn)
+    }
+
+    @Test func contentHashChangesWithContent() {
+        var changed = Preset.builtIn
+        changed.rungs[0].crf += 1
+        #expect(changed.contentHash != Preset.builtIn.contentHash)
+        #expect(Preset.builtIn.contentHash == Preset.builtIn.contentHash)
+    }
+
+    private func decodeError(_ mutate: (inout [String: Any]) -> Void) throws -> TranscodeError? {
+        var object = try JSONSerialization.jsonObject(with: Preset.builtIn.canonicalJSON()) as! [String: Any]
+        mutate(&object)
+        let data = try JSONSerialization.data(withJSONObject: object)
+        do {
+            _ = try Preset.decode(data, source: "test.json")
+            return nil
+        } catch let error as TranscodeError {
+            return error
+        }
+    }
+
+    @Test func badFieldsAreNamed() throws {
+        func field(_ error: TranscodeError?) -> String? {
+            if case .badPreset(_, let field, _) = error { return field }
+            return nil
+        }
+        #expect(field(try decodeError { $0["rungs"] = [["name": "a", "shortSide": 360, "crf": 99, "maxrateKbps": 1, "bufsizeKbps": 1]] }) == "rungs[0].crf")
+        #expect(field(try decodeError { $0["bogus"] = 1 }) == "bogus")
+        #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v["frameRate"] = "thirty"; $0["video"] = v }) == "video.frameRate")
+        #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v.removeValue(forKey: "level"); $0["video"] = v }) == "video.level")
+        #expect(field(try decodeError { var a = $0["audio"] as! [String: Any]; a["channels"] = 6; $0["audio"] = a }) == "audio.channels")
+        #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v["segmentSeconds"] = 5; $0["video"] = v }) == "video.segmentSeconds")
+    }
+
+    @Test func unknownPresetNameFails() {
+        #expect(throws: TranscodeError.self) { try Preset.load("nope", searchDirectories: [Self.presetsDirectory]) }
+    }
+}

@@ -1,0 +1,101 @@
+import Testing
+@testable import Transcode
+
+private func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfer: String = "bt709",
+                   duration: Double = 10, audio: Bool = true) -> SourceProbe {
+    SourceProbe(path: "clip.mp4", container: "mov,mp4", durationSeconds: duration, sizeBytes: 1_000_000, streamCount: 2,
+                video: VideoStreamInfo(codec: "h264", width: width, height: height, rotation: rotation, frameRate: fps,
+                                       colorTransfer: transfer),
+                audio: audio ? AudioStreamInfo(codec: "aac", sampleRate: 44100, channels: 1) : nil)
+}
+
+@Suite struct TranscodePlanTests {
+    @Test func portraitLadderIsSizedByShortSide() throws {
+        let plan = try TranscodePlan.make(probe: probe(width: 1080, height: 1920), preset: .builtIn)
+        #expect(plan.rungs.map { "\($0.width)x\($0.height)" } == ["360x640", "720x1280", "1080x1920"])
+        #expect(plan.rungs.map(\.name) == ["360p", "720p", "1080p"])
+    }
+
+    @Test func rotatedLandscapeCodedSourceBecomesPortrait() throws {
+        let plan = try TranscodePlan.make(probe: probe(width: 3840, height: 2160, rotation: 90, fps: 60), preset: .builtIn)
+        #expect(plan.displayWidth == 2160 && plan.displayHeight == 3840)
+        #expect(plan.topRung.width == 1080 && plan.topRung.height == 1920)
+        #expect(plan.videoFilterGraph.contains("transpose=clock"))
+        #expect(plan.videoFilterGraph.hasPrefix("[in0]fps=fps=30:start_time=0,"))
+    }
+
+    @Test func neverUpscalesButAlwaysHasALowestRung() throws {
+        let small = try TranscodePlan.make(probe: probe(width: 320, height: 568), preset: .builtIn)
+        #expect(small.rungs.count == 1)
+        #expect(small.rungs[0].width == 320 && small.rungs[0].height == 568)
+
+        let qhd = try TranscodePlan.make(probe: probe(width: 960, height: 540), preset: .builtIn)
+        #expect(qhd.rungs.map(\.name) == ["360p", "540p"])
+        #expect(qhd.topRung.width == 960)
+
+        let nearly = try TranscodePlan.make(probe: probe(width: 642, height: 362), preset: .builtIn)
+        #expect(nearly.rungs.map(\.name) == ["360p"])
+    }
+
+    @Test func oddSizesBecomeEven() throws {
+        let plan = try TranscodePlan.make(probe: probe(width: 643, height: 641), preset: .builtIn)
+        for rung in plan.rungs { #expect(rung.width % 2 == 0 && rung.height % 2 == 0) }
+        for poster in plan.posters { #expect(poster.width % 2 == 0 && poster.height % 2 == 0) }
+    }
+
+    @Test func hdrSourcesAreToneMapped() throws {
+        let hlg = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, transfer: "arib-std-b67"), preset: .builtIn)
+        #expect(hlg.toneMapFrom == .hlg)
+        #expect(hlg.videoFilterGraph.contains("zscale=tin=arib-std-b67"))
+        #expect(hlg.videoFilterGraph.contains("tonemap=tonemap=hable"))
+        let pq = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, transfer: "smpte2084"), preset: .builtIn)
+        #expect(pq.videoFilterGraph.contains("zscale=tin=smpte2084"))
+        let sdr = try TranscodePlan.make(probe: probe(width: 1920, height: 1080), preset: .builtIn)
+        #expect(!sdr.videoFilterGraph.contains("tonemap"))
+    }
+
+    @Test func segmentsStartShortThenSettleAtTarget() throws {
+        let plan = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, duration: 30), preset: .builtIn)
+        let starts = (0..<900).filter(plan.startsSegment(frame:))
+        #expect(starts == [0, 60, 120, 300, 480, 660, 840])
+        // Every segment start is a keyframe; keyframes every 2 s.
+        for start in starts { #expect(plan.isKeyframe(frame: start)) }
+        #expect((0..<900).filter(plan.isKeyframe(frame:)).count == 15)
+    }
+
+    @Test func silentTrackWhenSourceHasNoAudio() throws {
+        let plan = try TranscodePlan.make(probe: probe(width: 640, height: 360, audio: false), preset: .builtIn)
+        #expect(plan.audio.fromSource == false)
+        #expect(plan.audioFilterGraph.hasPrefix("anullsrc="))
+    }
+
+    @Test func limitsRejectWithMeasuredValueAndLimit() {
+        #expect(throws: TranscodeError.limitExceeded(path: "clip.mp4", limit: "duration", measured: "75.00 s", allowed: "60 s")) {
+            try TranscodePlan.make(probe: probe(width: 1080, height: 1920, duration: 75), preset: .builtIn)
+        }
+        #expect(throws: TranscodeError.limitExceeded(path: "clip.mp4", limit: "frame_rate", measured: "10000.0 fps", allowed: "240 fps")) {
+            try TranscodePlan.make(probe: probe(width: 640, height: 360, fps: 10000), preset: .builtIn)
+        }
+        var audioOnly = probe(width: 640, height: 360)
+        audioOnly.video = nil
+        #expect(throws: TranscodeError.noVideoStream(path: "clip.mp4")) {
+            try TranscodePlan.make(probe: audioOnly, preset: .builtIn)
+        }
+    }
+
+    @Test func storyboardCoversTheDuration() throws {
+        let plan = try TranscodePlan.make(probe: probe(width: 1080, height: 1920, duration: 23.4), preset: .builtIn)
+        #expect(plan.storyboard.columns * plan.storyboard.rows >= 24)
+        #expect(plan.storyboard.cellWidth == 90 && plan.storyboard.cellHeight == 160)
+        let vtt = Storyboard.webVTT(sprite: "s.jpg", duration: 23.4, storyboard: plan.storyboard)
+        #expect(vtt.hasPrefix("WEBVTT\n"))
+        #expect(vtt.contains("00:00:23.000 --> 00:00:23.400\ns.jpg#xywh=270,320,90,160"))
+    }
+
+    @Test func rotationFromDisplayMatrix() {
+        #expect(VideoStreamInfo.clockwiseRotation(fromDisplayMatrixDegrees: -90) == 90)
+        #expect(VideoStreamInfo.clockwiseRotation(fromDisplayMatrixDegrees: 90) == 270)
+        #expect(VideoStreamInfo.clockwiseRotation(fromDisplayMatrixDegrees: 180) == 180)
+        #expect(VideoStreamInfo.clockwiseRotation(fromDisplayMatrixDegrees: .nan) == 0)
+    }
+}
