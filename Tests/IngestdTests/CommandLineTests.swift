@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import Transcode
+
+/// The `ingestd` binary: exit statuses, error messages, JSON output, atomic output directories.
+@Suite struct CommandLineTests {
+    func ingestd(_ arguments: [String]) throws -> Tool.Result {
+        try Tool.run(Paths.binary, arguments)
+    }
+
+    @Test func brokenUploadExitsWithBadInputNamingTheFile() throws {
+        let out = Paths.scratch("cli-broken")
+        let result = try ingestd(["transcode", Paths.sample("broken_truncated.mp4"), "--out", out])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("broken_truncated.mp4"))
+        #expect(result.stderr.contains("cannot open as media"))
+        #expect(!FileManager.default.fileExists(atPath: out), "nothing is published for a failed job")
+        let siblings = try FileManager.default.contentsOfDirectory(atPath: (out as NSString).deletingLastPathComponent)
+        #expect(!siblings.contains { $0.contains("cli-broken.staging") }, "staging directory left behind")
+    }
+
+    @Test func jsonErrorIsMachineReadable() throws {
+        let result = try ingestd(["transcode", Paths.sample("broken_truncated.mp4"), "--out", Paths.scratch("cli-json"), "--json"])
+        #expect(result.status == 65)
+        let body = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let error = try #require(body?["error"] as? [String: Any])
+        #expect(error["code"] as? String == "corrupt_input")
+        #expect(error["exitStatus"] as? Int == 65)
+    }
+
+    @Test func missingInputExits66() throws {
+        let result = try ingestd(["transcode", "/nonexistent/clip.mp4", "--out", Paths.scratch("cli-missing")])
+        #expect(result.status == 66)
+        #expect(result.stderr.contains("/nonexistent/clip.mp4"))
+    }
+
+    @Test func audioOnlyUploadIsRejectedAsNoVideo() async throws {
+        let audio = try await Fixtures.shared.generated("audio_only.m4a", ["-f", "lavfi", "-i", "sine=d=2", "-c:a", "aac"])
+        let result = try ingestd(["transcode", audio, "--out", Paths.scratch("cli-audio")])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("no video stream"))
+    }
+
+    @Test func badPresetExits78NamingTheField() throws {
+        let preset = Paths.scratch("bad-preset.json")
+        var json = String(decoding: Preset.builtIn.canonicalJSON(), as: UTF8.self)
+        json = json.replacingOccurrences(of: "\"crf\" : 26", with: "\"crf\" : 80")
+        try json.write(toFile: preset, atomically: true, encoding: .utf8)
+        let result = try ingestd(["transcode", Paths.sample("hdr_hlg.mp4"), "--out", Paths.scratch("cli-preset"), "--preset", preset])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("rungs[0].crf"))
+    }
+
+    @Test func existingOutputIsNotOverwritten() throws {
+        let out = Paths.scratch("cli-exists")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        try "keep".write(toFile: "\(out)/precious.txt", atomically: true, encoding: .utf8)
+        let result = try ingestd(["transcode", Paths.sample("hdr_hlg.mp4"), "--out", out])
+        #expect(result.status == 73)
+        #expect(try String(contentsOfFile: "\(out)/precious.txt", encoding: .utf8) == "keep")
+    }
+
+    @Test func jsonPrintsTheManifestThatWasWritten() throws {
+        let out = Paths.scratch("cli-ok")
+        let result = try ingestd(["transcode", Paths.sample("hdr_hlg.mp4"), "--out", out, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let printed = try JSONDecoder().decode(ReadyManifest.self, from: Data(result.stdout.utf8))
+        let written = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(out)/manifest.json")))
+        #expect(printed == written)
+        #expect(written.preset.hash == Preset.builtIn.contentHash)
+        #expect(written.source.video?.colorTransfer == "arib-std-b67")
+        for rendition in written.renditions {
+            #expect(FileManager.default.fileExists(atPath: "\(out)/\(rendition.playlist)"))
+        }
+    }
+
+    @Test func probeShowsThePlanWithoutEncoding() throws {
+        let result = try ingestd(["probe", Paths.sample("portrait_rotated.mp4"), "--json"])
+        #expect(result.status == 0)
+        let body = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let plan = try #require(body?["plan"] as? [String: Any])
+        #expect(plan["rotation"] as? Int == 90)
+        #expect((body?["videoFilterGraph"] as? String)?.contains("transpose=clock") == true)
+    }
+
+    @Test func posterSkipsABlackOpening() async throws {
+        let clip = try await Fixtures.shared.generated("black_start.mp4", [
+            "-f", "lavfi", "-i", "color=black:s=640x360:r=30:d=3", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=2",
+            "-filter_complex", "[0:v][1:v]concat=n=2:v=1[v]", "-map", "[v]", "-c:v", "libx264", "-preset", "ultrafast"])
+        let output = try await Fixtures.shared.output(clip)
+        #expect(output.manifest.timings.posterAtSeconds >= 3)
+        let luma = try Checks.lumaStats("\(output.directory)/\(output.manifest.posters[0].path)")
+        #expect(luma.high - luma.low > 40)
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import Transcode
+
+/// What phones produce — rotation, HDR, 60 fps, odd sizes, no audio — comes out normalised.
+@Suite struct NormalizationTests {
+    @Test func rotatedPhoneVideoComesOutUprightWithoutRotationFlag() async throws {
+        let output = try await Fixtures.shared.output(Paths.sample("portrait_rotated.mp4"))
+        #expect(output.manifest.width == 1080 && output.manifest.height == 1920)
+        for file in ["video.mp4", "1080p/index.m3u8", "360p/index.m3u8"] {
+            let path = "\(output.directory)/\(file)"
+            let video = try #require(try Checks.streams(path).first { $0.string("codec_type") == "video" })
+            #expect(video.int("height")! > video.int("width")!, "\(file) is not portrait")
+            #expect((video["side_data_list"] as? [[String: Any]] ?? []).allSatisfy { $0["rotation"] == nil }, "\(file) carries a rotation flag")
+            // The sample has a red band on top and a blue band at the bottom of the upright picture.
+            let top = try Checks.meanColor(path, crop: "iw:ih/20:0:0")
+            let bottom = try Checks.meanColor(path, crop: "iw:ih/20:0:ih-ih/20")
+            #expect(top[0] > 180 && top[2] < 80, "\(file) top is \(top), expected red")
+            #expect(bottom[2] > 180 && bottom[0] < 80, "\(file) bottom is \(bottom), expected blue")
+        }
+    }
+
+    @Test func hdrIsToneMappedToBT709SDR() async throws {
+        let output = try await Fixtures.shared.output(Paths.sample("hdr_hlg.mp4"))
+        let video = try #require(try Checks.streams("\(output.directory)/video.mp4").first { $0.string("codec_type") == "video" })
+        #expect(video.string("color_transfer") == "bt709")
+        #expect(video.string("pix_fmt") == "yuv420p")
+        #expect(video.string("profile") == "High")
+        // smptehdbars: the top-left bar is 40 % grey. Washed-out (untone-mapped) HLG drifts far from it.
+        let grey = try Checks.meanColor("\(output.directory)/video.mp4", crop: "iw/16:ih/4:iw/64:ih/16")
+        #expect(grey.allSatisfy { (70...150).contains($0) }, "grey bar came out as \(grey)")
+    }
+
+    @Test func sixtyFpsBecomesThirtyConstant() async throws {
+        let output = try await Fixtures.shared.output(Paths.sample("landscape_60fps.mp4"))
+        let frames = try Checks.frames("\(output.directory)/video.mp4")
+        #expect(frames.count == 150)
+        let deltas = zip(frames.dropFirst(), frames).map { $0.time - $1.time }
+        #expect(deltas.allSatisfy { abs($0 - 1.0 / 30) < 0.001 })
+        #expect(output.manifest.renditions.map(\.name) == ["360p", "720p"])
+    }
+
+    @Test func oddSizedSilentSourceGetsEvenSizesAndASilentTrack() async throws {
+        let output = try await Fixtures.shared.output(Paths.sample("noaudio_odd.webm"))
+        let streams = try Checks.streams("\(output.directory)/video.mp4")
+        let video = try #require(streams.first { $0.string("codec_type") == "video" })
+        #expect(video.int("width")! % 2 == 0 && video.int("height")! % 2 == 0)
+        let audio = try #require(streams.first { $0.string("codec_type") == "audio" })
+        #expect(audio.string("codec_name") == "aac")
+        #expect(abs((audio.double("duration") ?? 0) - (video.double("duration") ?? 0)) <= 1.0 / 30)
+        #expect(output.manifest.audio.fromSource == false)
+        // Silence really is silent.
+        let volume = try Tool.run("ffmpeg", ["-v", "info", "-i", "\(output.directory)/video.mp4", "-map", "0:a", "-af", "volumedetect", "-f", "null", "-"])
+        #expect(volume.stderr.contains("max_volume: -91.0 dB"))
+    }
+
+    @Test func mp4IsFaststartWithAudioAndVideoInSync() async throws {
+        let output = try await Fixtures.shared.output(Paths.sample("portrait_rotated.mp4"))
+        let path = "\(output.directory)/video.mp4"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let moov = try #require(bytes.range(of: Data("moov".utf8))?.lowerBound)
+        let mdat = try #require(bytes.range(of: Data("mdat".utf8))?.lowerBound)
+        #expect(moov < mdat, "moov must precede mdat (faststart)")
+        let streams = try Checks.streams(path)
+        let video = try #require(streams.first { $0.string("codec_type") == "video" })
+        let audio = try #require(streams.first { $0.string("codec_type") == "audio" })
+        #expect(abs(video.double("duration")! - audio.double("duration")!) <= 1.0 / 30)
+        #expect(abs(video.double("duration")! - 6.0) <= 1.0 / 30)
+        #expect(video.int("width") == 1080 && video.int("height") == 1920)
+        // The MP4 is the top rung's encode: identical frame count and sizes.
+        let top = try Checks.frames("\(output.directory)/1080p/index.m3u8")
+        #expect(try Checks.frames(path).count == top.count)
+    }
+
+    @Test func postersAndStoryboardAreRealPictures() async throws {
+        let output = try await Fixtures.shared.output(Paths.sample("portrait_rotated.mp4"))
+        #expect(output.manifest.posters.count == 3)
+        for poster in output.manifest.posters {
+            let path = "\(output.directory)/\(poster.path)"
+            let stream = try #require(try Checks.streams(path).first)
+            #expect(stream.string("codec_name") == "mjpeg")
+            #expect(stream.int("width") == poster.width && stream.int("height") == poster.height)
+            let luma = try Checks.lumaStats(path)
+            #expect(luma.average > 30 && luma.average < 225, "\(poster.path) is blank: \(luma)")
+            #expect(luma.high - luma.low > 40, "\(poster.path) is flat: \(luma)")
+        }
+        let board = output.manifest.storyboard
+        let sprite = try #require(try Checks.streams("\(output.directory)/\(board.image)").first)
+        #expect(sprite.int("width") == board.columns * 90 && sprite.int("height") == board.rows * 160)
+        let vtt = try String(contentsOfFile: "\(output.directory)/\(board.track)", encoding: .utf8)
+        #expect(vtt.components(separatedBy: "-->").count - 1 == 6)
+    }
+}

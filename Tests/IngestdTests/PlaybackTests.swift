@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+import Transcode
+
+/// The ladder served over HTTP on 127.0.0.1 and played to the end by independent players.
+@Suite struct PlaybackTests {
+    /// A static file server (Python's http.server) on a free loopback port, stopped on deinit.
+    final class Server {
+        let process = Process()
+        let port: Int
+
+        init(root: String) throws {
+            port = Int.random(in: 20000...60000)
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", root]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            for _ in 0..<50 {
+                if (try? Tool.run("python3", ["-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:\(port)/')"]))?.status == 0 { return }
+                usleep(100_000)
+            }
+            throw Tool.ProbeFailure(message: "http server did not start")
+        }
+
+        deinit {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    @Test func ffmpegPlaysEveryRungToTheEndOverHTTP() async throws {
+        let output = try await Fixtures.shared.output(Paths.sample("portrait_rotated.mp4"))
+        let server = try Server(root: output.directory)
+        let expectedFrames = Int((output.manifest.durationSeconds * 30).rounded())
+        for rendition in output.manifest.renditions {
+            let url = "http://127.0.0.1:\(server.port)/\(rendition.playlist)"
+            let json = try Tool.ffprobe(["-count_frames", "-show_entries", "stream=codec_type,nb_read_frames", url])
+            let video = try #require(json.list("streams").first { $0.string("codec_type") == "video" })
+            #expect(video.int("nb_read_frames") == expectedFrames, "\(rendition.name) over HTTP")
+            let play = try Tool.run("ffmpeg", ["-v", "warning", "-i", url, "-f", "null", "-"])
+            #expect(play.status == 0)
+            #expect(play.stderr.isEmpty, "decode warnings for \(rendition.name): \(play.stderr)")
+        }
+        // The master playlist too: ffmpeg opens every variant from it.
+        let master = try Tool.ffprobe(["-show_entries", "stream=codec_type,width,height", "http://127.0.0.1:\(server.port)/master.m3u8"])
+        #expect(master.list("streams").filter { $0.string("codec_type") == "video" }.count == 3)
+    }
+
+    @Test(.enabled(if: Tool.exists("gst-launch-1.0"), "GStreamer is not installed"))
+    func gstreamerPlaybinPlaysTheMasterPlaylist() async throws {
+        let output = try await Fixtures.shared.output(Paths.sample("portrait_rotated.mp4"))
+        let server = try Server(root: output.directory)
+        let result = try Tool.run("timeout", ["120", "gst-launch-1.0", "-q", "playbin3",
+                                              "uri=http://127.0.0.1:\(server.port)/master.m3u8",
+                                              "video-sink=fakesink sync=false", "audio-sink=fakesink sync=false"])
+        #expect(result.status == 0, "playbin3: \(result.stderr)")
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Transcode
+
+/// Independent measurements of outputs, made with ffprobe/ffmpeg rather than with ingestd's code.
+enum Checks {
+    /// Decoded video frames of a file or playlist: (pts seconds, is keyframe, picture type).
+    static func frames(_ path: String) throws -> [(time: Double, key: Bool, type: String)] {
+        let json = try Tool.ffprobe(["-select_streams", "v:0", "-show_entries", "frame=pts_time,key_frame,pict_type", path])
+        return json.list("frames").map { ($0.double("pts_time") ?? -1, $0.int("key_frame") == 1, $0.string("pict_type") ?? "?") }
+    }
+
+    static func streams(_ path: String) throws -> [[String: Any]] {
+        try Tool.ffprobe(["-show_streams", path]).list("streams")
+    }
+
+    /// Parsed media playlist of a rung directory.
+    static func playlist(_ directory: String) throws -> MediaPlaylist {
+        try MediaPlaylist(parsing: String(contentsOfFile: "\(directory)/index.m3u8", encoding: .utf8))
+    }
+
+    static func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    /// Mean RGB of a region of the first frame (crop expression in ffmpeg syntax).
+    static func meanColor(_ path: String, crop: String, at seconds: Double = 0.5) throws -> [Int] {
+        let raw = Paths.scratch("color-\(UUID().uuidString).rgb")
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let result = try Tool.run("ffmpeg", ["-v", "error", "-i", path, "-ss", String(seconds), "-frames:v", "1",
+                                             "-vf", "crop=\(crop),scale=1:1:flags=area", "-f", "rawvideo", "-pix_fmt", "rgb24", "-y", raw])
+        guard result.status == 0, let data = FileManager.default.contents(atPath: raw), data.count == 3 else {
+            throw Tool.ProbeFailure(message: "meanColor: \(result.stderr)")
+        }
+        return data.map(Int.init)
+    }
+
+    /// signalstats of the first frame of an image or video: YAVG, YLOW, YHIGH.
+    static func lumaStats(_ path: String) throws -> (average: Double, low: Double, high: Double) {
+        let json = try Tool.ffprobe(["-f", "lavfi", "-show_entries", "frame_tags", "movie=\(path),signalstats"])
+        let tags = (json.list("frames").first?["tags"] as? [String: Any]) ?? [:]
+        return (tags.double("lavfi.signalstats.YAVG") ?? -1, tags.double("lavfi.signalstats.YLOW") ?? -1,
+                tags.double("lavfi.signalstats.YHIGH") ?? -1)
+    }
+
+    /// First frame of one fMP4 segment (init + media segment concatenated), decoded by ffprobe.
+    static func firstFrameOfSegment(directory: String, segment: String) throws -> (key: Bool, type: String) {
+        var data = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/init.mp4"))
+        data.append(try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(segment)")))
+        let joined = Paths.scratch("segment-\(UUID().uuidString).mp4")
+        try data.write(to: URL(fileURLWithPath: joined))
+        defer { try? FileManager.default.removeItem(atPath: joined) }
+        let json = try Tool.ffprobe(["-select_streams", "v:0", "-read_intervals", "%+#1",
+                                     "-show_entries", "frame=key_frame,pict_type", joined])
+        let first = try requireFirst(json.list("frames"))
+        return (first.int("key_frame") == 1, first.string("pict_type") ?? "?")
+    }
+
+    private static func requireFirst(_ frames: [[String: Any]]) throws -> [String: Any] {
+        guard let first = frames.first else { throw Tool.ProbeFailure(message: "no frames") }
+        return first
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// Runs external checkers (ffprobe, ffmpeg, the ingestd binary) and captures their output.
+enum Tool {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
+        process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        process.environment = env
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tool-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("out"), err = directory.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
+        process.standardOutput = outHandle
+        process.standardError = errHandle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try outHandle.close()
+        try errHandle.close()
+        return Result(status: process.terminationStatus,
+                      stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+                      stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    }
+
+    static func exists(_ name: String) -> Bool {
+        (try? run("sh", ["-c", "command -v \(name)"]).status) == 0
+    }
+
+    /// `ffprobe -of json` parsed.
+    static func ffprobe(_ arguments: [String]) throws -> [String: Any] {
+        let result = try run("ffprobe", ["-v", "error", "-of", "json"] + arguments)
+        guard result.status == 0 else { throw ProbeFailure(message: result.stderr) }
+        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
+    }
+
+    struct ProbeFailure: Error { var message: String }
+}
+
+/// Small accessors for ffprobe's JSON.
+extension Dictionary where Key == String, Value == Any {
+    func list(_ key: String) -> [[String: Any]] { self[key] as? [[String: Any]] ?? [] }
+    func string(_ key: String) -> String? { self[key].map { "\($0)" } }
+    func double(_ key: String) -> Double? { string(key).flatMap(Double.init) }
+    func int(_ key: String) -> Int? { (self[key] as? Int) ?? string(key).flatMap(Int.init) }
+}
