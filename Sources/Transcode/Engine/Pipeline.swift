@@ -63,14 +63,9 @@ final class Pipeline {
         videoOffset = av_rescale_q(start, cff_time_base_q(), videoDecoder.timeBase)
         if let audioDecoder { audioOffset = av_rescale_q(start, cff_time_base_q(), audioDecoder.timeBase) }
 
-        // Encoder threads: x264's own frame threading, split across the rungs by their pixel share.
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        let pixels = plan.rungs.map { $0.width * $0.height }
-        let total = pixels.reduce(0, +)
-        videoEncoders = try plan.rungs.enumerated().map { index, rung in
-            let share = max(1, Int((Double(cores * 2) * Double(pixels[index]) / Double(total)).rounded()))
-            return try EncoderFactory.video(rung, plan: plan, threads: share)
-        }
+        // Encoder threads: libx264's own frame threading with its automatic count, as the ffmpeg CLI
+        // does (FFmpeg leaves thread_count at 1 for API users).
+        videoEncoders = try plan.rungs.map { try EncoderFactory.video($0, plan: plan, threads: 0) }
         audio = try AudioTrack(plan: plan)
         try FileManager.default.createDirectory(atPath: layout.directory, withIntermediateDirectories: true)
         for rung in plan.rungs {

@@ -4,7 +4,9 @@ extension TranscodePlan {
     public var posterSinkIndex: Int { rungs.count }
     public var storyboardSinkIndex: Int { rungs.count + 1 }
 
-    /// Normalise once (constant frame rate, upright, SDR), then fan out to every rung and thumbnail.
+    /// Normalise once (constant frame rate, upright, SDR BT.709), then fan out to every rung and
+    /// thumbnail. Rung scalers only resize (and fix the range), so a rung at the normalised size is
+    /// a pass-through.
     public var videoFilterGraph: String {
         var normalize = ["fps=fps=\(frameRate):start_time=0"]
         switch rotation {
@@ -14,7 +16,11 @@ extension TranscodePlan {
         default: break
         }
         switch toneMapFrom {
-        case .sdr: break
+        case .sdr:
+            // Only a source in another matrix pays for a conversion, and only once (not per rung).
+            if sourceColorMatrix != "bt709" {
+                normalize.append("scale=in_color_matrix=\(sourceColorMatrix):out_color_matrix=bt709")
+            }
         case .hlg, .pq:
             let transfer = toneMapFrom == .hlg ? "arib-std-b67" : "smpte2084"
             normalize.append("zscale=tin=\(transfer):min=bt2020nc:pin=bt2020:t=linear:npl=100,format=gbrpf32le,"
@@ -24,14 +30,14 @@ extension TranscodePlan {
         let labels = (0..<branches).map { "[v\($0)]" }.joined()
         var graph = "[in0]" + normalize.joined(separator: ",") + ",split=\(branches)\(labels)"
         for (index, rung) in rungs.enumerated() {
-            graph += ";[v\(index)]scale=w=\(rung.width):h=\(rung.height):flags=bicubic:out_color_matrix=bt709:out_range=tv,"
+            graph += ";[v\(index)]scale=w=\(rung.width):h=\(rung.height):flags=bicubic:out_range=tv,"
                 + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709[out\(index)]"
         }
         let poster = posters[posters.count - 1]
-        graph += ";[v\(posterSinkIndex)]fps=fps=1:start_time=0:round=up,scale=w=\(poster.width):h=\(poster.height):out_color_matrix=bt709:out_range=tv,"
+        graph += ";[v\(posterSinkIndex)]fps=fps=1:start_time=0:round=up,scale=w=\(poster.width):h=\(poster.height):out_range=tv,"
             + "format=yuv420p,signalstats[out\(posterSinkIndex)]"
         graph += ";[v\(storyboardSinkIndex)]fps=fps=1/\(storyboard.intervalSeconds):start_time=0:round=up,"
-            + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_color_matrix=bt709:out_range=pc,format=yuv420p,setparams=range=pc,"
+            + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_range=pc,format=yuv420p,setparams=range=pc,"
             + "tile=layout=\(storyboard.columns)x\(storyboard.rows)[out\(storyboardSinkIndex)]"
         return graph
     }

@@ -14,6 +14,8 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var rotation: Int
     /// Tone mapping applied, or `.sdr` when the source already is SDR.
     public var toneMapFrom: DynamicRange
+    /// The source's YUV matrix (`bt601`, `bt709`, …); converted to BT.709 once, before the fan-out.
+    public var sourceColorMatrix: String
     public var frameRate: Int
     public var gopFrames: Int
     public var rungs: [PlannedRung]
@@ -85,6 +87,7 @@ extension TranscodePlan {
             displayHeight: height,
             rotation: video.rotation,
             toneMapFrom: video.dynamicRange,
+            sourceColorMatrix: video.effectiveColorMatrix,
             frameRate: preset.video.frameRate,
             gopFrames: preset.video.frameRate * preset.video.gopSeconds,
             rungs: rungs,

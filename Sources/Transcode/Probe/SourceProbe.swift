@@ -68,6 +68,18 @@ public struct VideoStreamInfo: Sendable, Codable, Equatable {
     }
 }
 
+extension VideoStreamInfo {
+    /// The YUV matrix the source was encoded with, as FFmpeg names it. Untagged video follows the
+    /// usual convention (and HandBrake's): BT.601 below 720 lines, BT.709 from 720 lines up.
+    public var effectiveColorMatrix: String {
+        switch colorSpace {
+        case "unknown", "unspecified", "reserved", "": min(width, height) >= 720 ? "bt709" : "bt601"
+        case "bt470bg", "smpte170m": "bt601"
+        default: colorSpace
+        }
+    }
+}
+
 public enum DynamicRange: String, Sendable, Codable {
     case sdr, hlg, pq
 }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: `ingestd transcode` vs. the equivalent single ffmpeg CLI command on a
+# 60 s 1080x1920 30 fps upload (about 45 MB, under the 50 MB limit), run in one session. Reports wall-time and peak-RSS ratios.
+#
+# The ffmpeg command does the same media work: decode once, split, three libx264 encodes with the
+# same preset and capped-CRF settings, AAC encoded once, the hls muxer writing fMP4 segments.
+# ingestd additionally writes the progressive MP4, posters and the storyboard.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${BENCH_OUT:-bench-out}
+RUNS=${BENCH_RUNS:-2}
+BIN=.build/release/ingestd
+mkdir -p "$OUT"
+INPUT="$OUT/input_1080x1920_60s.mp4"
+if [ ! -f "$INPUT" ]; then
+  echo "generating $INPUT"
+  ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=s=1080x1920:r=30:d=60" \
+    -f lavfi -i "sine=f=440:d=60:sample_rate=48000" \
+    -vf "noise=alls=6:allf=t" -c:v libx264 -preset veryfast -crf 23 -maxrate 6M -bufsize 6M -pix_fmt yuv420p \
+    -c:a aac -b:a 128k -ac 2 "$INPUT"
+fi
+
+FILTER="[0:v]fps=30,split=3[a][b][c];[a]scale=360:640[v0];[b]scale=720:1280[v1];[c]scale=1080:1920[v2]"
+ffmpeg_ladder() {  # the same rate control as Presets/default.json
+  local dir=$1
+  rm -rf "$dir"; mkdir -p "$dir"
+  ffmpeg -hide_banner -loglevel error -y -i "$INPUT" -filter_complex "$FILTER" \
+    -map "[v0]" -map "[v1]" -map "[v2]" -map 0:a \
+    -c:v libx264 -preset veryfast -profile:v high -level 4.1 -pix_fmt yuv420p \
+    -x264-params keyint=60:min-keyint=60:scenecut=0:open-gop=0 \
+    -crf:v:0 26 -maxrate:v:0 800k -bufsize:v:0 1600k \
+    -crf:v:1 24 -maxrate:v:1 3000k -bufsize:v:1 6000k \
+    -crf:v:2 23 -maxrate:v:2 6000k -bufsize:v:2 12000k \
+    -c:a aac -b:a 128k -ar 48000 -ac 2 \
+    -f hls -hls_time 6 -hls_playlist_type vod -hls_segment_type fmp4 \
+    -var_stream_map "v:0,agroup:aud v:1,agroup:aud v:2,agroup:aud a:0,agroup:aud" \
+    -master_pl_name master.m3u8 -hls_segment_filename "$dir/%v/seg_%03d.m4s" "$dir/%v/index.m3u8"
+}
+
+measure() {  # measure LABEL COMMAND... → "wall_seconds max_rss_kb"
+  local label=$1; shift
+  local log="$OUT/time-$label.txt"
+  if ! /usr/bin/time -v "$@" > /dev/null 2> "$log"; then
+    echo "$label failed:" >&2; head -5 "$log" >&2; exit 1
+  fi
+  local wall rss
+  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; print s}' "$log")
+  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")
+  echo "$wall $rss"
+}
+
+printf "%-8s %-4s %10s %12s\n" tool run wall_s peak_rss_MB
+best_i=""; best_f=""; i_rss=0; f_rss=0
+for run in $(seq 1 "$RUNS"); do
+  rm -rf "$OUT/ingestd"
+  read -r w r < <(measure "ingestd-$run" "$BIN" transcode "$INPUT" --out "$OUT/ingestd" --no-progress)
+  printf "%-8s %-4s %10.2f %12.1f\n" ingestd "$run" "$w" "$(echo "$r/1024" | bc -l)"
+  best_i=$(python3 -c "print(min(x for x in [$w, ${best_i:-1e9}]))"); i_rss=$(( r > i_rss ? r : i_rss ))
+  export INPUT FILTER
+  read -r w r < <(measure "ffmpeg-$run" bash -c "$(declare -f ffmpeg_ladder); ffmpeg_ladder '$OUT/ffmpeg'")
+  printf "%-8s %-4s %10.2f %12.1f\n" ffmpeg "$run" "$w" "$(echo "$r/1024" | bc -l)"
+  best_f=$(python3 -c "print(min(x for x in [$w, ${best_f:-1e9}]))"); f_rss=$(( r > f_rss ? r : f_rss ))
+done
+echo
+python3 - "$best_i" "$best_f" "$i_rss" "$f_rss" "$RUNS" <<'PY'
+import sys
+wi, wf, ri, rf, runs = map(float, sys.argv[1:])
+print(f"wall-time ratio ingestd/ffmpeg (best of {int(runs)}): {wi/wf:.2f}  ({wi:.1f} s vs {wf:.1f} s; target <= 0.90)")
+print(f"peak-RSS  ratio ingestd/ffmpeg (max of {int(runs)}):  {ri/rf:.2f}  ({ri/1024:.0f} MB vs {rf/1024:.0f} MB; target <= 1.00)")
+PY
+du -sb "$OUT/ingestd" "$OUT/ffmpeg" | awk '{printf "output bytes %-22s %d\n", $2, $1}'
