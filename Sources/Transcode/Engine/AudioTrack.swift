@@ -57,7 +57,7 @@ final class AudioTrack {
     }
 
     /// Encodes audio up to `seconds`. With `exact`, the last frame is cut so audio ends there.
-    func encode(upTo seconds: Double, exact: Bool, into muxer: LadderMuxer) throws {
+    func encode(upTo seconds: Double, exact: Bool, into rungs: [RungEncoder]) throws {
         if graph == nil {
             guard exact else { return }  // source audio has not started yet
             graph = try makeGraph(source: nil)  // an audio stream that never decoded: use silence
@@ -71,19 +71,20 @@ final class AudioTrack {
             frame.pointer.pointee.pts = samplesOut
             samplesOut += Int64(frame.pointer.pointee.nb_samples)
             try encoder.send(frame)
-            try drain(into: muxer)
+            try drain(into: rungs)
         }
     }
 
     /// Drains the encoder at end of stream.
-    func finish(into muxer: LadderMuxer) throws {
+    func finish(into rungs: [RungEncoder]) throws {
         try encoder.send(nil)
-        try drain(into: muxer)
+        try drain(into: rungs)
     }
 
-    private func drain(into muxer: LadderMuxer) throws {
+    /// Hands every encoded packet to every rung (each gets its own reference).
+    private func drain(into rungs: [RungEncoder]) throws {
         while try encoder.receive(into: packet) == .ready {
-            try muxer.writeAudio(packet)
+            for rung in rungs { try rung.submit(.audio(packet.reference())) }
         }
     }
 }

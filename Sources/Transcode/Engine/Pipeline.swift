@@ -11,10 +11,11 @@ struct PipelineResult {
     var posterSeconds: Double
 }
 
-/// The one pass: demux → decode → normalise/fan-out filter graph → encoders → muxers.
+/// The one pass: demux → decode → normalise/fan-out filter graph → rung encoders → muxers.
 ///
 /// Data only flows downstream. Each source packet is decoded once; every rung, the MP4 and the
-/// thumbnails come from the same decoded frames. Runs synchronously on the caller's thread.
+/// thumbnails come from the same decoded frames. Demuxing, decoding, filtering and the audio
+/// encode run on the caller's thread; each rung encodes and muxes on its own thread.
 final class Pipeline {
     private let plan: TranscodePlan
     private let input: InputContext
@@ -26,15 +27,13 @@ final class Pipeline {
     private let audioStream: Int?
     private let videoDecoder: Decoder
     private let audioDecoder: Decoder?
-    private let videoEncoders: [Encoder]
+    private let rungs: [RungEncoder]
     private let audio: AudioTrack
-    private let muxer: LadderMuxer
     private var graph: FilterGraph?
 
     private let packet = Packet()
     private let decoded = Frame()
     private let filtered = Frame()
-    private let encoded = Packet()
     private var poster = PosterPicker()
     private var storyboard: Frame?
 
@@ -63,18 +62,29 @@ final class Pipeline {
         videoOffset = av_rescale_q(start, cff_time_base_q(), videoDecoder.timeBase)
         if let audioDecoder { audioOffset = av_rescale_q(start, cff_time_base_q(), audioDecoder.timeBase) }
 
-        // Encoder threads: libx264's own frame threading with its automatic count, as the ffmpeg CLI
-        // does (FFmpeg leaves thread_count at 1 for API users).
-        videoEncoders = try plan.rungs.map { try EncoderFactory.video($0, plan: plan, threads: 0) }
-        audio = try AudioTrack(plan: plan)
+        let audio = try AudioTrack(plan: plan)
+        self.audio = audio
         try FileManager.default.createDirectory(atPath: layout.directory, withIntermediateDirectories: true)
         for rung in plan.rungs {
             try FileManager.default.createDirectory(atPath: layout.rungDirectory(rung), withIntermediateDirectories: true)
         }
-        muxer = try LadderMuxer(plan: plan, layout: layout, videoEncoders: videoEncoders, audioEncoder: audio.encoder)
+        let top = plan.rungs.count - 1
+        rungs = try plan.rungs.enumerated().map { index, rung in
+            try RungEncoder(rung: rung, plan: plan, layout: layout, audioEncoder: audio.encoder, writesMP4: index == top)
+        }
+        rungs.forEach { $0.start() }
     }
 
     func run() throws -> PipelineResult {
+        do {
+            return try runLoop()
+        } catch {
+            rungs.forEach { $0.abandon() }
+            throw error
+        }
+    }
+
+    private func runLoop() throws -> PipelineResult {
         while try input.read(into: packet) {
             if cancellation.isCancelled { throw TranscodeError.cancelled }
             if packet.streamIndex == videoStream {
@@ -96,19 +106,15 @@ final class Pipeline {
         }
         try graph.close(at: lastVideoEnd)
         try pullVideo()
-        for (index, encoder) in videoEncoders.enumerated() {
-            try encoder.send(nil)
-            try drain(encoder, rung: index)
-        }
         let videoSeconds = Double(framesOut) / Double(plan.frameRate)
         try audio.closeInput()
-        try audio.encode(upTo: videoSeconds, exact: true, into: muxer)
-        try audio.finish(into: muxer)
-        try muxer.finish()
+        try audio.encode(upTo: videoSeconds, exact: true, into: rungs)
+        try audio.finish(into: rungs)
+        for rung in rungs { try rung.finish() }
         try writeThumbnails(duration: videoSeconds)
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
         return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: audio.secondsOut,
-                              damagedPackets: damaged, codecs: videoEncoders.map(EncoderFactory.codecString(h264:)),
+                              damagedPackets: damaged, codecs: rungs.map { EncoderFactory.codecString(h264: $0.encoder) },
                               posterSeconds: poster.bestSeconds)
     }
 
@@ -150,14 +156,13 @@ final class Pipeline {
     /// Pulls every graph output until it needs more input (or has ended), encoding as it goes.
     private func pullVideo() throws {
         guard let graph else { return }
-        for (index, encoder) in videoEncoders.enumerated() {
+        for (index, rung) in rungs.enumerated() {
             while try graph.pull(index, into: filtered) == .ready {
                 let frame = Int(av_rescale_q(filtered.pointer.pointee.pts, graph.sinkTimeBase(index),
                                              AVRational(num: 1, den: Int32(plan.frameRate))))
                 filtered.pointer.pointee.pts = Int64(frame)
                 filtered.pointer.pointee.pict_type = plan.isKeyframe(frame: frame) ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
-                try encoder.send(filtered)
-                try drain(encoder, rung: index)
+                try rung.submit(.frame(filtered.reference()))
                 if index == 0 { try countOutputFrame() }
             }
         }
@@ -167,7 +172,7 @@ final class Pipeline {
         while try graph.pull(plan.storyboardSinkIndex, into: filtered) == .ready {
             if storyboard == nil { storyboard = filtered.reference() }
         }
-        try audio.encode(upTo: Double(framesOut) / Double(plan.frameRate), exact: false, into: muxer)
+        try audio.encode(upTo: Double(framesOut) / Double(plan.frameRate), exact: false, into: rungs)
     }
 
     private func countOutputFrame() throws {
@@ -180,13 +185,6 @@ final class Pipeline {
                                                allowed: String(format: "%.0f s", plan.maxDurationSeconds))
         }
         meter.update(outputSeconds: seconds, frames: framesOut)
-    }
-
-    private func drain(_ encoder: Encoder, rung: Int) throws {
-        while try encoder.receive(into: encoded) == .ready {
-            encoded.pointer.pointee.duration = 1  // constant frame rate: one tick of 1/frameRate
-            try muxer.writeVideo(encoded, rung: rung)
-        }
     }
 
     private func writeThumbnails(duration: Double) throws {

@@ -48,6 +48,13 @@ final class Packet {
 
     func unref() { av_packet_unref(pointer) }
 
+    /// A new packet referencing the same data (no copy).
+    func reference() -> Packet {
+        let copy = Packet()
+        av_packet_ref(copy.pointer, pointer)
+        return copy
+    }
+
     var streamIndex: Int { Int(pointer.pointee.stream_index) }
     var isKeyframe: Bool { pointer.pointee.flags & cff_pkt_flag_key() != 0 }
 }
