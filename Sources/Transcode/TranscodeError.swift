@@ -44,6 +44,8 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         case .noVideoStream: "no_video_stream"
         case .unsupportedCodec: "unsupported_codec"
         case .corruptInput: "corrupt_input"
+        case .limitExceeded(_, "size", _, _): "too_large"
+        case .limitExceeded(_, "duration", _, _): "too_long"
         case .limitExceeded(_, let limit, _, _): "limit_\(limit)"
         case .badPreset: "bad_preset"
         case .outputFailed: "output_failed"

@@ -9,11 +9,25 @@ struct PresetOption: ParsableArguments {
         valueName: "name|path"))
     var preset: String = "default"
 
-    func load() throws -> Preset {
+    /// The preset as an absolute path (or `default`), for child processes with another cwd.
+    func resolvedArgument() -> String {
+        guard preset != "default" else { return preset }
+        if preset.contains("/") || preset.hasSuffix(".json") {
+            return URL(fileURLWithPath: preset).standardizedFileURL.path
+        }
+        return searchDirectories.map { URL(fileURLWithPath: "\($0)/\(preset).json").standardizedFileURL.path }
+            .first { FileManager.default.fileExists(atPath: $0) } ?? preset
+    }
+
+    private var searchDirectories: [String] {
         var directories = ["Presets"]
         if let extra = ProcessInfo.processInfo.environment["INGESTD_PRESETS"] { directories.insert(extra, at: 0) }
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         directories.append(executable.deletingLastPathComponent().appendingPathComponent("../share/ingestd/presets").path)
-        return try Preset.load(preset, searchDirectories: directories)
+        return directories
+    }
+
+    func load() throws -> Preset {
+        try Preset.load(preset, searchDirectories: searchDirectories)
     }
 }

@@ -1,0 +1,83 @@
+import Foundation
+import Logging
+import Transcode
+
+/// How one attempt ended, as the daemon classifies it.
+public enum JobOutcome: Sendable {
+    case published(JobResult)
+    /// The upload itself is bad: never retried.
+    case rejected(code: String, message: String)
+    /// Worth another attempt (crash, timeout, full disk, internal error).
+    case retryable(code: String, message: String)
+    /// Stopped because the daemon is shutting down: back to the queue, not counted.
+    case interrupted
+}
+
+/// Runs one job attempt in a child process of the same binary (`ingestd job-run`), with a
+/// wall-clock timeout and resource limits, so a crash or hang in FFmpeg only kills that job.
+public struct JobRunner: Sendable {
+    public var executable: String
+    public var presetArgument: String
+    public var timeoutSeconds: Double
+    public var limits: ChildLimits
+
+    public init(executable: String, presetArgument: String, timeoutSeconds: Double, limits: ChildLimits) {
+        self.executable = executable
+        self.presetArgument = presetArgument
+        self.timeoutSeconds = timeoutSeconds
+        self.limits = limits
+    }
+
+    /// Runs the attempt; `stop` is checked while waiting and, when it turns true, the child is
+    /// asked to stop (SIGTERM) and the attempt ends as `.interrupted`.
+    public func run(input: String, output: String, jobDirectory: String, stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
+        let resultPath = "\(jobDirectory)/result.json"
+        try? FileManager.default.removeItem(atPath: resultPath)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["job-run", input, "--out", output, "--preset", presetArgument,
+                             "--result", resultPath, "--progress", "\(jobDirectory)/progress.json",
+                             "--memory-mb", String(limits.memoryMB), "--cpu-seconds", String(limits.cpuSeconds)]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            return .retryable(code: "internal", message: "cannot start job process: \(error)")
+        }
+        let started = ContinuousClock.now
+        var timedOut = false, interrupted = false
+        while process.isRunning {
+            try? await Task.sleep(for: .milliseconds(100))
+            if !interrupted, stop() {
+                interrupted = true
+                kill(process.processIdentifier, SIGTERM)
+            }
+            if !timedOut, ContinuousClock.now - started > .seconds(timeoutSeconds) {
+                timedOut = true
+                kill(process.processIdentifier, SIGKILL)
+            }
+        }
+        process.waitUntilExit()
+        let result = JSONFile.read(JobResult.self, from: resultPath)
+        if timedOut {
+            return .retryable(code: "timeout", message: "\(input): no result within the \(Int(timeoutSeconds)) s job timeout")
+        }
+        if process.terminationReason == .uncaughtSignal {
+            if interrupted { return .interrupted }
+            return .retryable(code: "crashed", message: "\(input): job process killed by signal \(process.terminationStatus)")
+        }
+        let status = ExitStatus(rawValue: process.terminationStatus)
+        switch status {
+        case .success?:
+            return result.map(JobOutcome.published) ?? .retryable(code: "internal", message: "job process left no result")
+        case .badInput?:
+            return .rejected(code: result?.code ?? "corrupt_input", message: result?.message ?? "\(input): rejected")
+        case .interrupted?:
+            return .interrupted
+        default:
+            return .retryable(code: result?.code ?? "crashed",
+                              message: result?.message ?? "\(input): job process exited with status \(process.terminationStatus)")
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// Moves uploads through the spool's states. All transitions are renames within one filesystem.
+public struct Spool: Sendable {
+    public let layout: SpoolLayout
+
+    public init(layout: SpoolLayout) { self.layout = layout }
+
+    /// One visible entry of `incoming/` (hidden names, e.g. `.clip.mp4.part`, are uploads in progress).
+    public struct Arrival: Sendable, Equatable {
+        public var name: String
+        public var isDirectory: Bool
+        public var size: Int64
+        public var modified: Date
+    }
+
+    public func arrivals() -> [Arrival] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.incoming)) ?? []
+        return names.filter { !$0.hasPrefix(".") }.sorted().compactMap { name in
+            let path = "\(layout.incoming)/\(name)"
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }
+            let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+            return Arrival(name: name, isDirectory: isDirectory,
+                           size: isDirectory ? Self.treeSize(path) : Int64(info.st_size),
+                           modified: Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))
+        }
+    }
+
+    static func treeSize(_ path: String) -> Int64 {
+        var total: Int64 = 0
+        for case let relative as String in FileManager.default.enumerator(atPath: path) ?? FileManager.DirectoryEnumerator() {
+            var info = stat()
+            if lstat("\(path)/\(relative)", &info) == 0 { total += Int64(info.st_size) }
+        }
+        return total
+    }
+
+    /// A job id from an upload name: its safe characters plus a random suffix, so equal names
+    /// never collide and no name can escape the spool.
+    public static func makeID(for name: String) -> String {
+        let stem = (name as NSString).deletingPathExtension
+        let safe = String(stem.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) && $0.isASCII ? Character($0) : "_" })
+        let trimmed = safe.trimmingCharacters(in: CharacterSet(charactersIn: "_")).prefix(40)
+        let suffix = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
+        return (trimmed.isEmpty ? "upload" : String(trimmed)) + "-" + suffix
+    }
+
+    /// Claims an arrival: creates and locks `work/<id>/`, then moves the upload in (one rename,
+    /// so only one daemon wins) and writes its job record. Returns nil when another process
+    /// took the upload first.
+    public func claim(_ arrival: Arrival) throws -> (JobRecord, JobLock)? {
+        let id = Self.makeID(for: arrival.name)
+        let directory = layout.job(id)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        guard let lock = JobLock(directory: directory) else { return nil }
+        let original = Self.originalName(arrival.name)
+        guard rename("\(layout.incoming)/\(arrival.name)", "\(directory)/\(original)") == 0 else {
+            try? FileManager.default.removeItem(atPath: directory)
+            return nil
+        }
+        let record = JobRecord(id: id, original: original, receivedAt: Date(), attempts: 0)
+        try JSONFile.write(record, to: "\(directory)/job.json")
+        try Durability.syncDirectory(layout.directory(.work))
+        return (record, lock)
+    }
+
+    /// The name the original keeps inside its job directory (control characters replaced).
+    static func originalName(_ name: String) -> String {
+        let cleaned = String(name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "_" : Character($0) })
+        return cleaned == "job.json" || cleaned == "reason.json" || cleaned.hasPrefix(".") ? "upload-\(cleaned)" : cleaned
+    }
+
+    /// Jobs in `work/` that no live process holds: left by a daemon that died, or queued for retry.
+    /// Repairs what a crash between two steps of a claim can leave behind.
+    public func orphans() -> [JobRecord] {
+        let ids = (try? FileManager.default.contentsOfDirectory(atPath: layout.directory(.work))) ?? []
+        return ids.sorted().compactMap { id in
+            let directory = layout.job(id)
+            guard !JobLock.isHeld(directory: directory) else { return nil }
+            if let record = JSONFile.read(JobRecord.self, from: "\(directory)/job.json") { return record }
+            // Died between the rename and the job record: rebuild it from the original.
+            let contents = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+                .filter { !$0.hasPrefix(".") && !$0.hasSuffix(".json") && !$0.contains(".json.tmp-") }
+            guard let original = contents.first else {
+                // Died between mkdir and rename: nothing was moved in.
+                try? FileManager.default.removeItem(atPath: directory)
+                return nil
+            }
+            let record = JobRecord(id: id, original: original, receivedAt: Date(), attempts: 0)
+            try? JSONFile.write(record, to: "\(directory)/job.json")
+            return record
+        }
+    }
+
+    /// Records `record` (attempts, backoff) in its job directory.
+    public func update(_ record: JobRecord) throws {
+        try JSONFile.write(record, to: "\(layout.job(record.id))/job.json")
+    }
+
+    /// Ends a job: writes `reason.json` (for rejected/failed) and renames `work/<id>` into `state`.
+    public func finish(_ record: JobRecord, as state: SpoolLayout.State, reason: Reason? = nil) throws {
+        let directory = layout.job(record.id)
+        if let reason { try JSONFile.write(reason, to: "\(directory)/reason.json") }
+        try? FileManager.default.removeItem(atPath: "\(directory)/progress.json")
+        try? FileManager.default.removeItem(atPath: "\(directory)/result.json")
+        guard rename(directory, layout.job(record.id, in: state)) == 0 else {
+            throw IngestError.cannotWrite(path: layout.job(record.id, in: state), reason: String(cString: strerror(errno)))
+        }
+        try Durability.syncDirectory(layout.directory(state))
+        try Durability.syncDirectory(layout.directory(.work))
+    }
+}

@@ -1,0 +1,306 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Transcode
+
+/// How the daemon runs.
+public struct DaemonConfiguration: Sendable {
+    public var spool: SpoolLayout
+    public var cdn: String
+    public var preset: Preset
+    public var runner: JobRunner
+    /// Jobs transcoded at once.
+    public var jobs: Int
+    /// Attempts (crashes, timeouts, retryable errors) before an upload goes to `failed/`.
+    public var maxAttempts: Int
+    /// First retry delay; doubles with each failed attempt (capped at 5 minutes).
+    public var backoffSeconds: Double
+    /// A file copied into `incoming/` in place must keep its size and mtime this long to count as complete.
+    public var settleSeconds: Double
+    /// Rescan interval (the polling fallback; inotify wakes the daemon sooner).
+    public var pollSeconds: Double
+    /// On SIGTERM, how long jobs in flight may run on before they are stopped and left queued.
+    public var graceSeconds: Double
+
+    public init(spool: SpoolLayout, cdn: String, preset: Preset, runner: JobRunner, jobs: Int, maxAttempts: Int = 3,
+                backoffSeconds: Double = 5, settleSeconds: Double = 2, pollSeconds: Double = 1, graceSeconds: Double = 30) {
+        self.spool = spool
+        self.cdn = cdn
+        self.preset = preset
+        self.runner = runner
+        self.jobs = jobs
+        self.maxAttempts = maxAttempts
+        self.backoffSeconds = backoffSeconds
+        self.settleSeconds = settleSeconds
+        self.pollSeconds = pollSeconds
+        self.graceSeconds = graceSeconds
+    }
+}
+
+/// The spool daemon: claims complete uploads, runs each in a child process, publishes to the
+/// CDN directory atomically and files the original under archive/, rejected/ or failed/.
+public actor SpoolService: Service {
+    private let configuration: DaemonConfiguration
+    private let spool: Spool
+    private let events: EventLog
+    private let metrics: Metrics
+    private let logger: Logger
+    private var running: Set<String> = []
+    private var announced: Set<String> = []
+    private var completeNames: Set<String> = []
+    private var seen: [String: (size: Int64, modified: Date, since: Date)] = [:]
+    private var draining = false
+    private var wake: AsyncStream<Void>.Continuation?
+
+    public init(configuration: DaemonConfiguration, logger: Logger) {
+        self.configuration = configuration
+        spool = Spool(layout: configuration.spool)
+        events = EventLog(path: configuration.spool.events)
+        metrics = Metrics(path: configuration.spool.metrics)
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try configuration.spool.create()
+        try FileManager.default.createDirectory(atPath: configuration.cdn, withIntermediateDirectories: true)
+        removeStaleStaging()
+        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.wake = wake
+        let watcher = DirectoryWatcher(directory: configuration.spool.incoming) { [weak self] name in
+            Task { await self?.arrivedComplete(name) }
+        }
+        let poll = configuration.pollSeconds
+        let ticker = Task {
+            while !Task.isCancelled {
+                wake.yield()
+                try? await Task.sleep(for: .seconds(poll))
+            }
+        }
+        logger.info("watching", metadata: ["spool": "\(configuration.spool.root)", "cdn": "\(configuration.cdn)",
+                                           "jobs": "\(configuration.jobs)", "inotify": "\(watcher.isActive)"])
+        events.append("started", nil, ["pid": Int(getpid()), "jobs": configuration.jobs])
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                for await _ in wakeups {
+                    if draining { break }
+                    for job in nextJobs() {
+                        group.addTask { await self.process(job.0, lock: job.1) }
+                    }
+                }
+                let grace = configuration.graceSeconds
+                let deadline = Task {
+                    try await Task.sleep(for: .seconds(grace))
+                    await self.stopInFlight()
+                }
+                await group.waitForAll()
+                deadline.cancel()
+            }
+        } onGracefulShutdown: {
+            Task { await self.beginDrain() }
+        }
+        ticker.cancel()
+        watcher.stop()
+        events.append("stopped", nil, ["pid": Int(getpid())])
+        logger.info("stopped")
+    }
+
+    private func beginDrain() {
+        guard !draining else { return }
+        draining = true
+        logger.info("shutting down: no new claims, waiting for jobs in flight", metadata: ["inFlight": "\(running.count)"])
+        wake?.yield()
+    }
+
+    private func stopInFlight() {
+        stopFlag.set()
+        logger.warning("grace period over: stopping jobs in flight; they stay queued", metadata: ["inFlight": "\(running.count)"])
+    }
+
+    private func arrivedComplete(_ name: String) {
+        completeNames.insert(name)
+        wake?.yield()
+    }
+
+    /// Picks what to start now: orphaned or retry-due jobs first, then complete arrivals.
+    private func nextJobs() -> [(JobRecord, JobLock)] {
+        var started: [(JobRecord, JobLock)] = []
+        var free = configuration.jobs - running.count
+        let now = Date()
+        let orphans = spool.orphans()
+        for record in orphans where free > 0 && !running.contains(record.id) && (record.notBefore ?? now) <= now {
+            guard let lock = JobLock(directory: configuration.spool.job(record.id)) else { continue }
+            running.insert(record.id)
+            started.append((record, lock))
+            free -= 1
+        }
+        let arrivals = spool.arrivals()
+        let names = Set(arrivals.map(\.name))
+        seen = seen.filter { names.contains($0.key) }
+        completeNames.formIntersection(names)
+        for arrival in arrivals {
+            if !announced.contains(arrival.name) {
+                announced.insert(arrival.name)
+                events.append("received", nil, ["name": arrival.name, "bytes": Int(arrival.size)])
+            }
+            guard free > 0, isComplete(arrival, now: now) else { continue }
+            do {
+                guard let (record, lock) = try spool.claim(arrival) else { continue }
+                completeNames.remove(arrival.name)
+                announced.remove(arrival.name)
+                running.insert(record.id)
+                started.append((record, lock))
+                free -= 1
+                events.append("claimed", record.id, ["name": arrival.name, "pid": Int(getpid())])
+            } catch {
+                logger.error("claim failed", metadata: ["name": "\(arrival.name)", "error": "\(error)"])
+            }
+        }
+        let queued = arrivals.count + orphans.count - started.count
+        Task { await metrics.gauges(queueDepth: max(0, queued), inFlight: running.count) }
+        return started
+    }
+
+    /// Complete means renamed in or closed after writing (inotify), or unchanged for `settleSeconds`.
+    private func isComplete(_ arrival: Spool.Arrival, now: Date) -> Bool {
+        guard let previous = seen[arrival.name], previous.size == arrival.size, previous.modified == arrival.modified else {
+            seen[arrival.name] = (arrival.size, arrival.modified, now)
+            return completeNames.contains(arrival.name) && !arrival.isDirectory
+        }
+        return completeNames.contains(arrival.name) && !arrival.isDirectory
+            || now.timeIntervalSince(previous.since) >= configuration.settleSeconds
+    }
+
+    private func process(_ initial: JobRecord, lock: JobLock) async {
+        var record = initial
+        let started = ContinuousClock.now
+        let layout = configuration.spool
+        let directory = layout.job(record.id)
+        let input = "\(directory)/\(record.original)"
+        let output = "\(configuration.cdn)/\(record.id)"
+        let log = logger.with(["id": "\(record.id)"])
+        log.info("job started", metadata: ["attempt": "\(record.attempts + 1)"])
+
+        let outcome: JobOutcome
+        if FileManager.default.fileExists(atPath: "\(output)/manifest.json") {
+            // Published by an attempt whose daemon died before filing the original.
+            outcome = .published(JSONFile.read(JobResult.self, from: "\(directory)/result.json") ?? JobResult(ok: true))
+        } else if let rejection = precheck(input: input) {
+            outcome = rejection
+        } else {
+            let progressWatch = Task { await self.reportProgress(id: record.id, path: "\(directory)/progress.json") }
+            let stop = stopFlag
+            outcome = await configuration.runner.run(input: input, output: output, jobDirectory: directory) { stop.value }
+            progressWatch.cancel()
+        }
+        let seconds = (ContinuousClock.now - started).seconds
+        do {
+            switch outcome {
+            case .published(let result):
+                try spool.finish(record, as: .archive)
+                events.append("published", record.id, ["output": output, "seconds": seconds, "duration": result.durationSeconds ?? 0])
+                await metrics.jobEnded(result: "published", seconds: seconds, realtimeFactor: result.speed)
+                log.info("published", metadata: ["output": "\(output)", "seconds": "\(seconds)"])
+            case .rejected(let code, let work):
+                let message = work.replacingOccurrences(of: directory, with: layout.job(record.id, in: .rejected))
+                try spool.finish(record, as: .rejected, reason: Reason(code: code, message: message, attempts: record.attempts + 1))
+                events.append("rejected", record.id, ["code": code, "message": message])
+                await metrics.jobEnded(result: "rejected", seconds: seconds, realtimeFactor: nil)
+                log.warning("rejected", metadata: ["code": "\(code)", "message": "\(message)"])
+            case .retryable(let code, let work):
+                let message = work.replacingOccurrences(of: directory, with: layout.job(record.id, in: .failed))
+                record.attempts += 1
+                record.lastError = message
+                if record.attempts >= configuration.maxAttempts {
+                    try spool.finish(record, as: .failed, reason: Reason(code: code, message: message, attempts: record.attempts))
+                    events.append("failed", record.id, ["code": code, "message": message, "attempts": record.attempts])
+                    await metrics.jobEnded(result: "failed", seconds: seconds, realtimeFactor: nil)
+                    log.error("failed", metadata: ["code": "\(code)", "message": "\(message)", "attempts": "\(record.attempts)"])
+                } else {
+                    let delay = min(300, configuration.backoffSeconds * pow(2, Double(record.attempts - 1)))
+                    record.notBefore = Date().addingTimeInterval(delay)
+                    try spool.update(record)
+                    events.append("retry", record.id, ["code": code, "message": message, "attempts": record.attempts, "delay": delay])
+                    await metrics.jobEnded(result: "retried", seconds: seconds, realtimeFactor: nil)
+                    log.warning("will retry", metadata: ["code": "\(code)", "message": "\(message)", "in": "\(delay)"])
+                }
+            case .interrupted:
+                events.append("interrupted", record.id, [:])
+                log.info("interrupted; left queued")
+            }
+        } catch {
+            log.error("cannot file job", metadata: ["error": "\(error)"])
+        }
+        lock.release()
+        running.remove(record.id)
+        wake?.yield()
+    }
+
+    /// Checks that need no decoding: the upload's kind and size.
+    private func precheck(input: String) -> JobOutcome? {
+        var info = stat()
+        guard lstat(input, &info) == 0 else { return .rejected(code: "missing", message: "\(input): vanished") }
+        let mode = info.st_mode & S_IFMT
+        if mode == S_IFLNK { return .rejected(code: "symlink", message: "\(input): symbolic links are not accepted") }
+        if mode == S_IFDIR {
+            return .rejected(code: "unsupported_upload", message: "\(input): multi-clip upload directories are not supported yet")
+        }
+        guard mode == S_IFREG else { return .rejected(code: "not_a_file", message: "\(input): not a regular file") }
+        let limit = configuration.preset.limits.maxBytes
+        if Int64(info.st_size) > limit {
+            return .rejected(code: "too_large", message: "\(input): size \(info.st_size) bytes exceeds the limit of \(limit) bytes")
+        }
+        return nil
+    }
+
+    private func reportProgress(id: String, path: String) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(2))
+            if let progress = JSONFile.read(JobProgress.self, from: path) {
+                events.append("progress", id, ["fraction": progress.fraction, "speed": progress.speed])
+            }
+        }
+    }
+
+    /// Staging directories of job processes that no longer exist (killed mid-publish).
+    private func removeStaleStaging() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: configuration.cdn)) ?? []
+        for name in names where name.hasPrefix(".") && name.contains(".staging-") {
+            let pid = name.components(separatedBy: ".staging-").last?.split(separator: "-").first.flatMap { Int32($0) } ?? 0
+            if pid <= 0 || kill(pid, 0) != 0 {
+                try? FileManager.default.removeItem(atPath: "\(configuration.cdn)/\(name)")
+                logger.info("removed stale staging", metadata: ["path": "\(name)"])
+            }
+        }
+    }
+
+    /// Read from the child-runner's polling loop without hopping onto the actor.
+    nonisolated let stopFlag = StopFlag()
+}
+
+/// A flag set once when jobs in flight must stop; readable from any thread.
+public final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopped = false
+    public var value: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
+    }
+    func set() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+    }
+}
+
+extension Logger {
+    func with(_ metadata: Logger.Metadata) -> Logger {
+        var copy = self
+        for (key, value) in metadata { copy[metadataKey: key] = value }
+        return copy
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

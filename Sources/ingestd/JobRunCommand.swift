@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import Ingest
+import Logging
+import Transcode
+
+/// The daemon's job process: one transcode with resource limits, dying with its parent.
+struct JobRunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "job-run",
+        abstract: "Run one daemon job (started by `ingestd watch`; not for direct use).",
+        shouldDisplay: false
+    )
+
+    @Argument var input: String
+    @Option var out: String
+    @OptionGroup var presetOption: PresetOption
+    @Option var result: String
+    @Option var progress: String
+    @Option var memoryMb: Int
+    @Option var cpuSeconds: Int
+
+    func run() async throws {
+        // Own process group: a Ctrl-C aimed at the daemon's terminal must not cut the job short;
+        // the daemon decides when its jobs stop.
+        setpgid(0, 0)
+        ChildLimits(memoryMB: memoryMb, cpuSeconds: cpuSeconds).apply()
+        ChildLimits.dieWithParent()
+        let logger = Log.make(label: "ingestd.job", format: .text, defaultLevel: .warning)
+        let outcome: JobResult
+        var status = ExitStatus.success
+        do {
+            let preset = try presetOption.load()
+            let (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(4))
+            let job = TranscodeJob(input: input, destination: out, preset: preset)
+            let work = Task { try await job.run(logger: logger, events: continuation) }
+            let signals = SignalTrap(cancelling: work)
+            let progressPath = progress
+            var last = ContinuousClock.now - .seconds(10)
+            for await event in events {
+                guard case .progress(let p) = event, ContinuousClock.now - last >= .seconds(1) else { continue }
+                last = ContinuousClock.now
+                try? JSONEncoder.iso.encode(JobProgress(fraction: p.fraction, outputSeconds: p.outputSeconds, speed: p.speed,
+                                                        etaSeconds: p.etaSeconds, updatedAt: Date()))
+                    .write(to: URL(fileURLWithPath: progressPath))
+            }
+            let manifest = try await work.value
+            signals.disarm()
+            outcome = JobResult(manifest: manifest)
+        } catch {
+            outcome = JobResult(error: error)
+            status = ExitStatus(for: error)
+        }
+        try? JSONEncoder.iso.encode(outcome).write(to: URL(fileURLWithPath: result))
+        if status != .success { throw ExitCode(status.rawValue) }
+    }
+}
+
+extension JSONEncoder {
+    static var iso: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}
