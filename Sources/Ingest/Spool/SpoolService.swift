@@ -187,10 +187,12 @@ public actor SpoolService: Service {
         } else if let rejection = precheck(input: input) {
             outcome = rejection
         } else {
+            removeStaging(of: record.id)
             let progressWatch = Task { await self.reportProgress(id: record.id, path: "\(directory)/progress.json") }
             let stop = stopFlag
             outcome = await configuration.runner.run(input: input, output: output, jobDirectory: directory) { stop.value }
             progressWatch.cancel()
+            removeStaging(of: record.id)  // a killed job process cannot clean up after itself
         }
         let seconds = (ContinuousClock.now - started).seconds
         do {
@@ -258,6 +260,13 @@ public actor SpoolService: Service {
             if let progress = JSONFile.read(JobProgress.self, from: path) {
                 events.append("progress", id, ["fraction": progress.fraction, "speed": progress.speed])
             }
+        }
+    }
+
+    /// Staging directories of this job's earlier or killed attempts (we hold the job's lock).
+    private func removeStaging(of id: String) {
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: configuration.cdn)) ?? []) where name.hasPrefix(".\(id).staging-") {
+            try? FileManager.default.removeItem(atPath: "\(configuration.cdn)/\(name)")
         }
     }
 

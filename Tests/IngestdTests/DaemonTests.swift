@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+import Transcode
+
+/// `ingestd watch` as operators run it: real processes, real files, kill -9 and SIGTERM.
+@Suite(.serialized) struct DaemonTests {
+    func freshSpool(_ name: String) -> (spool: String, cdn: String) {
+        let base = Paths.scratch("daemon-\(name)")
+        try? FileManager.default.removeItem(atPath: base)
+        return ("\(base)/spool", "\(base)/cdn")
+    }
+
+    /// Every upload name ends exactly once in archive/, rejected/ or failed/, and each archived
+    /// one is published completely under cdn/<id>/; no staging directory is left.
+    func assertExactlyOnce(spool: String, cdn: String, uploads: Int) throws {
+        let archived = Daemon.entries("\(spool)/archive")
+        let ended = archived + Daemon.entries("\(spool)/rejected") + Daemon.entries("\(spool)/failed")
+        #expect(ended.count == uploads, "ended: \(ended)")
+        #expect(Daemon.entries("\(spool)/incoming").isEmpty && Daemon.entries("\(spool)/work").isEmpty)
+        let published = Daemon.entries(cdn)
+        #expect(published.filter { !$0.hasPrefix(".") } == archived, "cdn and archive disagree")
+        #expect(!published.contains { $0.hasPrefix(".") }, "staging left in cdn: \(published)")
+        for id in archived {
+            #expect(FileManager.default.fileExists(atPath: "\(cdn)/\(id)/manifest.json"))
+            #expect(FileManager.default.fileExists(atPath: "\(cdn)/\(id)/master.m3u8"))
+            let originals = Daemon.entries("\(spool)/archive/\(id)").filter { !$0.hasPrefix(".") && !$0.hasSuffix(".json") }
+            #expect(originals.count == 1, "original kept in archive/\(id)")
+        }
+    }
+
+    @Test func publishesGoodUploadsAndRejectsBadOnesWithReasons() throws {
+        let (spool, cdn) = freshSpool("mix")
+        var preset = Preset.builtIn
+        preset.limits.maxBytes = 1_000_000
+        preset.limits.maxDurationSeconds = 4
+        let presetPath = Paths.scratch("daemon-mix-preset.json")
+        try preset.canonicalJSON().write(to: URL(fileURLWithPath: presetPath))
+        let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--preset", presetPath])
+        try Daemon.drop(Paths.sample("hdr_hlg.mp4"), into: spool, as: "good1.mp4")
+        try Daemon.drop(Paths.sample("noaudio_odd.webm"), into: spool, as: "good2.webm")
+        try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: spool, as: "broken.mp4")
+        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "big.mp4")       // 1.1 MB > 1 MB
+        try Daemon.drop(Paths.sample("landscape_60fps.mp4"), into: spool, as: "long.mp4")       // 5 s > 4 s
+        // A file copied in place, not renamed: picked up once complete.
+        try FileManager.default.copyItem(atPath: Paths.sample("hdr_hlg.mp4"), toPath: "\(spool)/incoming/copied.mp4")
+        try Daemon.wait(timeout: 180, "all uploads to settle") {
+            Daemon.settled(spool) && Daemon.entries("\(spool)/archive").count + Daemon.entries("\(spool)/rejected").count == 6
+        }
+        try assertExactlyOnce(spool: spool, cdn: cdn, uploads: 6)
+        #expect(Daemon.entries("\(spool)/archive").count == 3)
+        var codes: [String: String] = [:]
+        for id in Daemon.entries("\(spool)/rejected") {
+            let data = try Data(contentsOf: URL(fileURLWithPath: "\(spool)/rejected/\(id)/reason.json"))
+            let reason = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+            codes[String(id.prefix { $0 != "-" })] = reason["code"] as? String
+            let message = reason["message"] as? String ?? ""
+            #expect(message.contains("\(spool)/rejected/\(id)/"), "message names where the original is: \(message)")
+        }
+        #expect(codes == ["broken": "corrupt_input", "big": "too_large", "long": "too_long"])
+        let message = try String(contentsOfFile: "\(spool)/rejected/\(Daemon.entries("\(spool)/rejected").first { $0.hasPrefix("long") }!)/reason.json", encoding: .utf8)
+        #expect(message.contains("5.") && message.contains("4 s"), "measured value and limit in the message")
+        let events = Daemon.events(spool).map { $0["event"] as? String ?? "" }
+        #expect(events.filter { $0 == "published" }.count == 3)
+        #expect(events.filter { $0 == "rejected" }.count == 3)
+        #expect(events.filter { $0 == "received" }.count >= 6)
+        let metrics = try String(contentsOfFile: "\(spool)/metrics.prom", encoding: .utf8)
+        #expect(metrics.contains("ingestd_jobs_total{result=\"published\"} 3"))
+        #expect(metrics.contains("ingestd_jobs_total{result=\"rejected\"} 3"))
+        // status agrees.
+        let status = try Tool.run(Paths.binary, ["status", "--spool", spool, "--json"])
+        let body = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect((body?["counts"] as? [String: Int])?["archive"] == 3)
+        #expect((body?["recentFailures"] as? [Any])?.count == 3)
+        _ = daemon
+    }
+
+    @Test func killNineMidJobThenRestartLosesAndDuplicatesNothing() throws {
+        let (spool, cdn) = freshSpool("kill9")
+        var daemon: Daemon? = try Daemon(spool: spool, cdn: cdn)
+        for index in 0..<3 { try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "clip\(index).mp4") }
+        try Daemon.wait(timeout: 60, "a job in flight with progress") {
+            Daemon.entries("\(spool)/work").contains { FileManager.default.fileExists(atPath: "\(spool)/work/\($0)/progress.json") }
+        }
+        kill(daemon!.pid, SIGKILL)
+        daemon = nil
+        // Nothing half-published is visible: every non-hidden cdn entry is complete.
+        for id in Daemon.entries(cdn) where !id.hasPrefix(".") {
+            #expect(FileManager.default.fileExists(atPath: "\(cdn)/\(id)/manifest.json"))
+        }
+        daemon = try Daemon(spool: spool, cdn: cdn)
+        try Daemon.wait(timeout: 240, "all uploads after restart") {
+            Daemon.settled(spool) && Daemon.entries("\(spool)/archive").count == 3
+        }
+        try assertExactlyOnce(spool: spool, cdn: cdn, uploads: 3)
+        let published = Daemon.events(spool).filter { $0["event"] as? String == "published" }.compactMap { $0["id"] as? String }
+        #expect(published.count == Set(published).count, "an upload was published twice: \(published)")
+    }
+
+    @Test func twoDaemonsOnOneSpoolNeverShareAnUpload() throws {
+        let (spool, cdn) = freshSpool("two")
+        let first = try Daemon(spool: spool, cdn: cdn)
+        let second = try Daemon(spool: spool, cdn: cdn)
+        for index in 0..<4 { try Daemon.drop(Paths.sample(index % 2 == 0 ? "hdr_hlg.mp4" : "noaudio_odd.webm"), into: spool, as: "u\(index).mp4") }
+        try Daemon.wait(timeout: 180, "four uploads") { Daemon.settled(spool) && Daemon.entries("\(spool)/archive").count == 4 }
+        try assertExactlyOnce(spool: spool, cdn: cdn, uploads: 4)
+        let events = Daemon.events(spool)
+        let claimed = events.filter { $0["event"] as? String == "claimed" }.compactMap { $0["name"] as? String }
+        #expect(claimed.sorted() == ["u0.mp4", "u1.mp4", "u2.mp4", "u3.mp4"], "each upload claimed once: \(claimed)")
+        let published = events.filter { $0["event"] as? String == "published" }.compactMap { $0["id"] as? String }
+        #expect(published.count == 4 && Set(published).count == 4)
+        _ = (first, second)
+    }
+
+    @Test func sigtermLetsTheJobInFlightFinish() throws {
+        let (spool, cdn) = freshSpool("term")
+        let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--grace", "120"])
+        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "p.mp4")
+        try Daemon.wait(timeout: 60, "the job to start") {
+            Daemon.entries("\(spool)/work").contains { FileManager.default.fileExists(atPath: "\(spool)/work/\($0)/progress.json") }
+        }
+        kill(daemon.pid, SIGTERM)
+        daemon.process.waitUntilExit()
+        #expect(daemon.process.terminationStatus == 0)
+        try assertExactlyOnce(spool: spool, cdn: cdn, uploads: 1)
+        #expect(Daemon.entries("\(spool)/archive").count == 1)
+    }
+
+    @Test func hungJobsTimeOutAreRetriedThenFail() throws {
+        let (spool, cdn) = freshSpool("timeout")
+        let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--job-timeout", "0.5", "--max-attempts", "2"])
+        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "slow.mp4")
+        try Daemon.wait(timeout: 60, "the upload to fail") { Daemon.entries("\(spool)/failed").count == 1 }
+        try Daemon.wait(timeout: 10, "spool to settle") { Daemon.settled(spool) }
+        let id = try #require(Daemon.entries("\(spool)/failed").first)
+        let data = try Data(contentsOf: URL(fileURLWithPath: "\(spool)/failed/\(id)/reason.json"))
+        let reason = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+        #expect(reason["code"] as? String == "timeout")
+        #expect(reason["attempts"] as? Int == 2)
+        #expect(FileManager.default.fileExists(atPath: "\(spool)/failed/\(id)/slow.mp4"), "original kept")
+        #expect(Daemon.entries(cdn).isEmpty, "nothing published for a failed job")
+        let events = Daemon.events(spool).map { $0["event"] as? String ?? "" }
+        #expect(events.contains("retry") && events.contains("failed"))
+        _ = daemon
+    }
+}

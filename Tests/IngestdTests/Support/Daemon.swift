@@ -1,0 +1,62 @@
+import Foundation
+import Transcode
+
+/// A real `ingestd watch` process on a temporary spool, for end-to-end tests.
+final class Daemon {
+    let spool: String
+    let cdn: String
+    let process = Process()
+
+    init(spool: String, cdn: String, extra: [String] = []) throws {
+        self.spool = spool
+        self.cdn = cdn
+        try FileManager.default.createDirectory(atPath: "\(spool)/incoming", withIntermediateDirectories: true)
+        process.executableURL = URL(fileURLWithPath: Paths.binary)
+        process.arguments = ["watch", "--spool", spool, "--cdn", cdn, "--settle", "0.5", "--backoff", "0.2"] + extra
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let log = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = log
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// Drops a copy of `source` into incoming/ atomically (write hidden, then rename).
+    static func drop(_ source: String, into spool: String, as name: String) throws {
+        let hidden = "\(spool)/incoming/.\(name).part"
+        try? FileManager.default.removeItem(atPath: hidden)
+        try FileManager.default.copyItem(atPath: source, toPath: hidden)
+        guard rename(hidden, "\(spool)/incoming/\(name)") == 0 else { throw Tool.ProbeFailure(message: "rename failed") }
+    }
+
+    static func entries(_ path: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+    }
+
+    /// Waits until `condition` holds, polling; fails after `timeout` seconds.
+    static func wait(timeout: Double, _ what: String, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline else { throw Tool.ProbeFailure(message: "timed out waiting for \(what)") }
+            usleep(200_000)
+        }
+    }
+
+    /// True when nothing is waiting or in flight.
+    static func settled(_ spool: String) -> Bool {
+        entries("\(spool)/incoming").isEmpty && entries("\(spool)/work").isEmpty
+    }
+
+    static func events(_ spool: String) -> [[String: Any]] {
+        let text = (try? String(contentsOfFile: "\(spool)/events.ndjson", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+}
