@@ -24,19 +24,10 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-# Transcodes every playable sample into $(DEMO_OUT)/<name>/ and says where the output is.
+# Starts the daemon on a fresh spool under $(DEMO_OUT), drops every sample in, waits until each
+# is published or rejected, stops the daemon (SIGTERM) and says where everything is.
 demo: release
-	@rm -rf $(DEMO_OUT) && mkdir -p $(DEMO_OUT)
-	@for f in samples/portrait_rotated.mp4 samples/landscape_60fps.mp4 samples/hdr_hlg.mp4 samples/noaudio_odd.webm; do \
-		n=$$(basename $$f); n=$${n%.*}; \
-		echo "== $$f"; \
-		.build/release/ingestd transcode $$f --out $(DEMO_OUT)/$$n || exit 1; \
-	done
-	@echo "== samples/broken_truncated.mp4 (expected to be rejected)"
-	@.build/release/ingestd transcode samples/broken_truncated.mp4 --out $(DEMO_OUT)/broken_truncated; \
-		echo "   exit status $$? (65 = bad input); nothing was published"
-	@echo
-	@echo "Output is in $(DEMO_OUT)/ — open $(DEMO_OUT)/portrait_rotated/master.m3u8 in an HLS player."
+	@Benchmarks/demo.sh $(DEMO_OUT)
 
 test: deps
 	$(SWIFT) build
@@ -44,6 +35,7 @@ test: deps
 
 bench: release
 	Benchmarks/ladder.sh
+	Benchmarks/daemon.sh
 
 clean:
 	rm -rf .build out bench-out
