@@ -21,6 +21,6 @@ struct Ingestd: AsyncParsableCommand {
           130 interrupted (SIGINT/SIGTERM); nothing was published
         """,
         version: "0.1.0",
-        subcommands: [TranscodeCommand.self, WatchCommand.self, StatusCommand.self, ProbeCommand.self, PresetCommand.self, JobRunCommand.self]
+        subcommands: [TranscodeCommand.self, WatchCommand.self, StatusCommand.self, ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, JobRunCommand.self]
     )
 }

@@ -78,11 +78,15 @@ enum Report {
 final class SignalTrap: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
 
-    init(cancelling task: Task<some Sendable, some Error>) {
+    convenience init(cancelling task: Task<some Sendable, some Error>) {
+        self.init { task.cancel() }
+    }
+
+    init(_ handler: @escaping @Sendable () -> Void) {
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { task.cancel() }
+            source.setEventHandler(handler: handler)
             source.resume()
             sources.append(source)
         }

@@ -295,7 +295,9 @@ public final class StopFlag: @unchecked Sendable {
         defer { lock.unlock() }
         return stopped
     }
-    func set() {
+    public init() {}
+
+    public func set() {
         lock.lock()
         stopped = true
         lock.unlock()

@@ -1,0 +1,50 @@
+import Foundation
+
+/// One archived video to (re)publish.
+public struct ArchivedVideo: Sendable, Codable, Equatable {
+    public var id: String
+    public var source: String
+}
+
+/// Finds the videos of an archive: the daemon's `archive/<id>/` (original named by job.json), or
+/// any directory tree of videos, whose ids derive deterministically from their relative paths.
+public enum ReprocessCatalog {
+    static let videoExtensions: Set<String> = ["mp4", "mov", "m4v", "webm", "mkv", "avi", "3gp", "mpg", "mpeg", "ts"]
+
+    public static func scan(_ root: String) -> [ArchivedVideo] {
+        let base = URL(fileURLWithPath: root).standardizedFileURL.path
+        let fm = FileManager.default
+        var videos: [ArchivedVideo] = []
+        var claimed = Set<String>()
+        // Daemon archive entries first.
+        for id in ((try? fm.contentsOfDirectory(atPath: base)) ?? []).sorted() {
+            if let record = JSONFile.read(JobRecord.self, from: "\(base)/\(id)/job.json") {
+                videos.append(ArchivedVideo(id: id, source: "\(base)/\(id)/\(record.original)"))
+                claimed.insert("\(base)/\(id)")
+            }
+        }
+        // Any other video file in the tree.
+        for case let relative as String in fm.enumerator(atPath: base) ?? FileManager.DirectoryEnumerator() {
+            let path = "\(base)/\(relative)"
+            guard videoExtensions.contains((relative as NSString).pathExtension.lowercased()),
+                  !claimed.contains { path.hasPrefix($0 + "/") },
+                  !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) else { continue }
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            videos.append(ArchivedVideo(id: id(forRelativePath: relative), source: path))
+        }
+        return videos.sorted { $0.id < $1.id }
+    }
+
+    /// `dir/My Clip.mov` → `dir_My_Clip-<8 hex of the path>`: stable across runs and machines.
+    public static func id(forRelativePath relative: String) -> String {
+        let stem = (relative as NSString).deletingPathExtension
+        let safe = String(stem.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) && $0.isASCII ? Character($0) : "_" })
+        var hash: UInt32 = 0x811c_9dc5
+        for byte in relative.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 0x0100_0193
+        }
+        return String(safe.suffix(48)) + "-" + String(format: "%08x", hash)
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Transcode
+
+/// What a reprocess run decided, and then did, for one video.
+public struct ReprocessItem: Sendable, Codable {
+    public enum Action: String, Sendable, Codable {
+        case process, skip
+    }
+
+    public enum Result: String, Sendable, Codable {
+        case published, skipped, failed, interrupted
+    }
+
+    public var id: String
+    public var source: String
+    public var action: Action
+    /// Why: "not published yet", "published with preset 1a2b…", "already published with this preset".
+    public var why: String
+    public var result: Result?
+    public var error: String?
+    public var seconds: Double?
+}
+
+/// Progress of a batch, sent out of band after every finished video.
+public struct ReprocessProgress: Sendable {
+    public var done: Int
+    public var total: Int
+    public var failed: Int
+    public var elapsedSeconds: Double
+
+    public var etaSeconds: Double? {
+        done > 0 ? elapsedSeconds / Double(done) * Double(total - done) : nil
+    }
+}
+
+/// Re-encodes an archive with a preset, resumably: videos already published with the preset's
+/// hash are skipped, each video is published as a new version atomically, and one bad video
+/// does not stop the batch.
+public struct Reprocessor: Sendable {
+    public var publisher: VersionedPublisher
+    public var preset: Preset
+    public var runner: JobRunner
+    public var jobs: Int
+
+    public init(publisher: VersionedPublisher, preset: Preset, runner: JobRunner, jobs: Int) {
+        self.publisher = publisher
+        self.preset = preset
+        self.runner = runner
+        self.jobs = jobs
+    }
+
+    /// Decides, for each video, whether it needs work.
+    public func plan(_ videos: [ArchivedVideo]) -> [ReprocessItem] {
+        let hash = preset.contentHash
+        return videos.map { video in
+            switch publisher.currentPresetHash(video.id) {
+            case hash?:
+                ReprocessItem(id: video.id, source: video.source, action: .skip, why: "already published with preset \(hash)")
+            case let other?:
+                ReprocessItem(id: video.id, source: video.source, action: .process, why: "published with preset \(other)")
+            case nil:
+                ReprocessItem(id: video.id, source: video.source, action: .process, why: "not published yet")
+            }
+        }
+    }
+
+    /// Runs the plan with `jobs` videos at a time; `progress` receives an update per video.
+    public func run(_ plan: [ReprocessItem], stop: StopFlag, progress: AsyncStream<ReprocessProgress>.Continuation? = nil) async -> [ReprocessItem] {
+        let started = ContinuousClock.now
+        var results = plan
+        var done = 0, failed = 0
+        for index in results.indices where results[index].action == .skip {
+            results[index].result = .skipped
+            publisher.collectGarbage(results[index].id)
+        }
+        let pending = results.indices.filter { results[$0].action == .process }
+        await withTaskGroup(of: (Int, ReprocessItem).self) { group in
+            var next = pending.makeIterator()
+            func launch() -> Bool {
+                guard !stop.value, let index = next.next() else { return false }
+                let item = results[index]
+                group.addTask { (index, await self.process(item, stop: stop)) }
+                return true
+            }
+            for _ in 0..<jobs where !launch() { break }
+            while let (index, item) = await group.next() {
+                results[index] = item
+                done += 1
+                if item.result == .failed { failed += 1 }
+                progress?.yield(ReprocessProgress(done: done, total: pending.count, failed: failed,
+                                                  elapsedSeconds: (ContinuousClock.now - started).seconds))
+                _ = launch()
+            }
+        }
+        progress?.finish()
+        for index in results.indices where results[index].result == nil { results[index].result = .interrupted }
+        return results
+    }
+
+    private func process(_ initial: ReprocessItem, stop: StopFlag) async -> ReprocessItem {
+        var item = initial
+        let started = ContinuousClock.now
+        let version = VersionedPublisher.versionName(presetHash: preset.contentHash)
+        let root = publisher.directory(item.id)
+        publisher.removeStaging(item.id)
+        do {
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            if !publisher.versionIsComplete(item.id, version: version) {
+                try? FileManager.default.removeItem(atPath: "\(root)/\(version)")
+                let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-reprocess-\(getpid())-\(item.id)").path
+                try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: scratch) }
+                let outcome = await runner.run(input: item.source, output: "\(root)/\(version)", jobDirectory: scratch) { stop.value }
+                publisher.removeStaging(item.id)
+                switch outcome {
+                case .published: break
+                case .rejected(let code, let message), .retryable(let code, let message):
+                    rmdir(root)  // a video never published leaves no trace in the CDN
+                    item.result = .failed
+                    item.error = "\(code): \(message)"
+                    item.seconds = (ContinuousClock.now - started).seconds
+                    return item
+                case .interrupted:
+                    item.result = .interrupted
+                    return item
+                }
+            }
+            try publisher.activate(item.id, version: version)
+            publisher.collectGarbage(item.id)
+            item.result = .published
+        } catch {
+            item.result = .failed
+            item.error = "\(error)"
+        }
+        item.seconds = (ContinuousClock.now - started).seconds
+        return item
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Transcode
+
+/// Publishes new versions of `CDN/<id>/` without breaking players that hold the old one.
+///
+/// Each version lives in `CDN/<id>/v<presetHash>/`. `CDN/<id>/master.m3u8` and `manifest.json`
+/// point into the current version and are replaced by rename, so a new player gets the new
+/// version while one that loaded the old master keeps fetching the old files. Files no longer
+/// referenced are listed in `CDN/<id>/.retired.json` and deleted once the grace period is over.
+public struct VersionedPublisher: Sendable {
+    public let cdn: String
+    public let graceSeconds: Double
+
+    public init(cdn: String, graceSeconds: Double) {
+        self.cdn = URL(fileURLWithPath: cdn).standardizedFileURL.path
+        self.graceSeconds = graceSeconds
+    }
+
+    public static func versionName(presetHash: String) -> String { "v\(presetHash)" }
+
+    public func directory(_ id: String) -> String { "\(cdn)/\(id)" }
+
+    /// The preset hash `CDN/<id>/` is currently published with, if any.
+    public func currentPresetHash(_ id: String) -> String? {
+        JSONFile.read(ReadyManifest.self, from: "\(directory(id))/manifest.json")?.preset.hash
+    }
+
+    /// True when the version directory is complete (a previous run published it but was
+    /// interrupted before switching).
+    public func versionIsComplete(_ id: String, version: String) -> Bool {
+        FileManager.default.fileExists(atPath: "\(directory(id))/\(version)/manifest.json")
+    }
+
+    /// Removes staging left by killed job processes for `id`.
+    public func removeStaging(_ id: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory(id))) ?? []
+        for name in names where name.hasPrefix(".") && name.contains(".staging-") {
+            try? FileManager.default.removeItem(atPath: "\(directory(id))/\(name)")
+        }
+    }
+
+    /// Makes `version` current: rewrites master.m3u8 and manifest.json to point into it (each by
+    /// rename; the manifest last, since it records the preset hash), then retires the rest.
+    public func activate(_ id: String, version: String) throws {
+        let root = directory(id)
+        let versionDirectory = "\(root)/\(version)"
+        let master = try String(contentsOfFile: "\(versionDirectory)/master.m3u8", encoding: .utf8)
+        let rewritten = master.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.isEmpty || line.hasPrefix("#") ? String(line) : "\(version)/\(line)"
+        }.joined(separator: "\n")
+        try replace("\(root)/master.m3u8", with: Data(rewritten.utf8))
+        guard var manifest = JSONFile.read(ReadyManifest.self, from: "\(versionDirectory)/manifest.json") else {
+            throw IngestError.cannotWrite(path: "\(versionDirectory)/manifest.json", reason: "unreadable manifest")
+        }
+        manifest.master = "master.m3u8"
+        for index in manifest.renditions.indices { manifest.renditions[index].playlist = "\(version)/\(manifest.renditions[index].playlist)" }
+        manifest.mp4 = "\(version)/\(manifest.mp4)"
+        for index in manifest.posters.indices { manifest.posters[index].path = "\(version)/\(manifest.posters[index].path)" }
+        manifest.storyboard.image = "\(version)/\(manifest.storyboard.image)"
+        manifest.storyboard.track = "\(version)/\(manifest.storyboard.track)"
+        try replace("\(root)/manifest.json", with: manifest.jsonData())
+        try retireEverything(in: root, except: [version, "master.m3u8", "manifest.json"])
+    }
+
+    private func replace(_ path: String, with data: Data) throws {
+        let temporary = "\((path as NSString).deletingLastPathComponent)/.\((path as NSString).lastPathComponent).tmp-\(getpid())"
+        try data.write(to: URL(fileURLWithPath: temporary))
+        try Durability.syncFile(temporary)
+        guard rename(temporary, path) == 0 else {
+            throw IngestError.cannotWrite(path: path, reason: String(cString: strerror(errno)))
+        }
+        try Durability.syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+
+    struct Retired: Codable {
+        var entries: [String: Date]
+    }
+
+    /// Records every other visible entry as retired now (keeping earlier retirement times).
+    private func retireEverything(in root: String, except keep: Set<String>) throws {
+        let ledger = "\(root)/.retired.json"
+        var retired = JSONFile.read(Retired.self, from: ledger) ?? Retired(entries: [:])
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for name in names where !name.hasPrefix(".") && !keep.contains(name) && retired.entries[name] == nil {
+            retired.entries[name] = Date()
+        }
+        for name in keep { retired.entries[name] = nil }
+        try JSONFile.write(retired, to: ledger)
+    }
+
+    /// Deletes retired entries whose grace period is over; returns how many were removed.
+    @discardableResult
+    public func collectGarbage(_ id: String, now: Date = Date()) -> Int {
+        let root = directory(id)
+        let ledger = "\(root)/.retired.json"
+        guard var retired = JSONFile.read(Retired.self, from: ledger) else { return 0 }
+        var removed = 0
+        for (name, at) in retired.entries where now.timeIntervalSince(at) >= graceSeconds {
+            try? FileManager.default.removeItem(atPath: "\(root)/\(name)")
+            retired.entries[name] = nil
+            removed += 1
+        }
+        try? JSONFile.write(retired, to: ledger)
+        return removed
+    }
+}
