@@ -36,6 +36,7 @@ test: deps
 bench: release
 	Benchmarks/ladder.sh
 	Benchmarks/daemon.sh
+	Benchmarks/reprocess.sh
 
 clean:
 	rm -rf .build out bench-out
