@@ -6,7 +6,9 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps build release demo test bench clean
+.PHONY: all deps build release demo test bench fuzz clean
+FUZZ_SEED ?= 1
+FUZZ_COUNT ?= 200
 
 all: build
 
@@ -37,6 +39,10 @@ bench: release
 	Benchmarks/ladder.sh
 	Benchmarks/daemon.sh
 	Benchmarks/reprocess.sh
+
+# Mutated samples through the real daemon path (deterministic per FUZZ_SEED); see Tests/fuzz/fuzz.py.
+fuzz: release
+	python3 Tests/fuzz/fuzz.py --binary .build/release/ingestd --seed $(FUZZ_SEED) --count $(FUZZ_COUNT)
 
 clean:
 	rm -rf .build out bench-out

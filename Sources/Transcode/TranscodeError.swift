@@ -7,6 +7,8 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
     case cannotOpen(path: String, reason: String)
     /// The file has no decodable video stream.
     case noVideoStream(path: String)
+    /// The file is a still image, not a video.
+    case stillImage(path: String)
     /// The file's codec is not supported by this build.
     case unsupportedCodec(path: String, codec: String)
     /// The media is damaged: decoding produced no usable pictures, or a stream broke mid-way.
@@ -29,7 +31,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public var category: Category {
         switch self {
-        case .cannotOpen, .noVideoStream, .unsupportedCodec, .corruptInput, .limitExceeded: .badInput
+        case .cannotOpen, .noVideoStream, .stillImage, .unsupportedCodec, .corruptInput, .limitExceeded: .badInput
         case .badPreset: .badPreset
         case .outputFailed: .output
         case .cancelled: .cancelled
@@ -42,6 +44,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .cannotOpen: "corrupt_input"
         case .noVideoStream: "no_video_stream"
+        case .stillImage: "still_image"
         case .unsupportedCodec: "unsupported_codec"
         case .corruptInput: "corrupt_input"
         case .limitExceeded(_, "size", _, _): "too_large"
@@ -58,6 +61,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .cannotOpen(let path, let reason): "\(path): cannot open as media: \(reason)"
         case .noVideoStream(let path): "\(path): no video stream"
+        case .stillImage(let path): "\(path): a still image, not a video"
         case .unsupportedCodec(let path, let codec): "\(path): unsupported codec '\(codec)'"
         case .corruptInput(let path, let detail): "\(path): corrupt input: \(detail)"
         case .limitExceeded(let path, let limit, let measured, let allowed):

@@ -8,23 +8,38 @@ public struct Spool: Sendable {
 
     /// One visible entry of `incoming/` (hidden names, e.g. `.clip.mp4.part`, are uploads in progress).
     public struct Arrival: Sendable, Equatable {
+        /// The name for display and ids (invalid UTF-8 replaced).
         public var name: String
+        /// The name's bytes as stored, which need not be UTF-8.
+        public var rawName: [UInt8]
         public var isDirectory: Bool
         public var size: Int64
         public var modified: Date
     }
 
+    /// Lists `incoming/` with raw names (readdir), so names that are not UTF-8 are still handled.
     public func arrivals() -> [Arrival] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.incoming)) ?? []
-        return names.filter { !$0.hasPrefix(".") }.sorted().compactMap { name in
-            let path = "\(layout.incoming)/\(name)"
+        guard let directory = opendir(layout.incoming) else { return [] }
+        defer { closedir(directory) }
+        var found: [Arrival] = []
+        while let entry = readdir(directory) {
+            let raw = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            guard let first = raw.first, first != UInt8(ascii: ".") else { continue }
+            let path = Self.path(layout.incoming, raw)
             var info = stat()
-            guard lstat(path, &info) == 0 else { return nil }
+            guard lstat(path, &info) == 0 else { continue }
             let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
-            return Arrival(name: name, isDirectory: isDirectory,
-                           size: isDirectory ? Self.treeSize(path) : Int64(info.st_size),
-                           modified: Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))
+            let name = String(decoding: raw, as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "_")
+            found.append(Arrival(name: name, rawName: raw, isDirectory: isDirectory,
+                                 size: isDirectory ? Self.treeSize(String(cString: path)) : Int64(info.st_size),
+                                 modified: Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))))
         }
+        return found.sorted { $0.rawName.lexicographicallyPrecedes($1.rawName) }
+    }
+
+    /// `directory/raw` as a C path, keeping the raw bytes of the name.
+    static func path(_ directory: String, _ raw: [UInt8]) -> [CChar] {
+        (Array(directory.utf8) + [UInt8(ascii: "/")] + raw + [0]).map { CChar(bitPattern: $0) }
     }
 
     static func treeSize(_ path: String) -> Int64 {
@@ -55,7 +70,7 @@ public struct Spool: Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         guard let lock = JobLock(directory: directory) else { return nil }
         let original = Self.originalName(arrival.name)
-        guard rename("\(layout.incoming)/\(arrival.name)", "\(directory)/\(original)") == 0 else {
+        guard rename(Self.path(layout.incoming, arrival.rawName), "\(directory)/\(original)") == 0 else {
             try? FileManager.default.removeItem(atPath: directory)
             return nil
         }

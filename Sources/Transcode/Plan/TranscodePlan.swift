@@ -67,6 +67,10 @@ extension TranscodePlan {
     /// Builds the plan, or throws the reason the source cannot be accepted under the preset's limits.
     public static func make(probe: SourceProbe, preset: Preset) throws -> TranscodePlan {
         guard let video = probe.video else { throw TranscodeError.noVideoStream(path: probe.path) }
+        // Image demuxers (image2, png_pipe, jpeg_pipe, …) mean a picture, not a recording.
+        if probe.container == "image2" || probe.container.hasSuffix("_pipe") {
+            throw TranscodeError.stillImage(path: probe.path)
+        }
         try checkLimits(probe: probe, video: video, limits: preset.limits)
 
         let width = video.displayWidth, height = video.displayHeight

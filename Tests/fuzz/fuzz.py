@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Fuzz harness for the daemon's real path.
+
+Mutates the sample media deterministically (per --seed): bit flips, truncation, splices of two
+files, and MP4 box-length corruption. Drops every mutant into the spool of a real `ingestd watch`
+process and checks the promises operators rely on:
+
+  * the daemon stays up;
+  * every upload ends exactly once in archive/, rejected/ or failed/ (the latter two with
+    reason.json), and nothing is left in incoming/ or work/;
+  * every published upload is playable (ffprobe decodes its lowest rung);
+  * nothing appears in the CDN for an upload that was not published, and no staging is left;
+  * no job outlives its timeout.
+
+Prints a summary and exits non-zero on any violation. Regression samples (inputs that once broke
+something) live in Tests/fuzz/regressions/ and are always included.
+"""
+import argparse, json, os, random, shutil, signal, subprocess, sys, tempfile, time
+
+SAMPLES = ["portrait_rotated.mp4", "landscape_60fps.mp4", "hdr_hlg.mp4", "noaudio_odd.webm"]
+
+
+def mp4_boxes(data):
+    """Offsets of plausible top-level and nested box headers (size + 4-letter type)."""
+    found = []
+    for i in range(0, len(data) - 8):
+        kind = data[i + 4:i + 8]
+        if kind in (b"moov", b"trak", b"mdia", b"minf", b"stbl", b"stsz", b"stco", b"co64", b"stts",
+                    b"stsc", b"stss", b"mdat", b"avcC", b"hvcC", b"esds", b"tkhd", b"mdhd", b"mvhd", b"elst"):
+            found.append(i)
+    return found
+
+
+def mutate(rng, data, other):
+    kind = rng.choice(["flip", "flip", "truncate", "splice", "box"])
+    out = bytearray(data)
+    if kind == "flip":
+        for _ in range(rng.randint(1, 64)):
+            out[rng.randrange(len(out))] ^= 1 << rng.randrange(8)
+    elif kind == "truncate":
+        out = out[:rng.randrange(64, max(65, len(out)))]
+    elif kind == "splice":
+        cut = rng.randrange(len(out))
+        start = rng.randrange(len(other))
+        out = out[:cut] + other[start:start + rng.randrange(1, len(other) - start + 1)]
+    else:
+        boxes = mp4_boxes(out)
+        if boxes:
+            at = rng.choice(boxes)
+            value = rng.choice([0, 1, 7, 8, 0xFFFFFFFF, rng.randrange(1 << 32), len(out) * 4])
+            out[at:at + 4] = value.to_bytes(4, "big")
+        else:
+            out[rng.randrange(len(out))] ^= 0xFF
+    return kind, bytes(out)
+
+
+def entries(path):
+    try:
+        return sorted(os.listdir(path))
+    except FileNotFoundError:
+        return []
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--count", type=int, default=40, help="mutants to generate")
+    parser.add_argument("--binary", default=".build/debug/ingestd")
+    parser.add_argument("--samples", default="samples")
+    parser.add_argument("--job-timeout", type=float, default=60)
+    parser.add_argument("--deadline", type=float, default=1200, help="seconds for the whole run")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = parser.parse_args()
+
+    rng = random.Random(args.seed)
+    work = tempfile.mkdtemp(prefix=f"ingestd-fuzz-{args.seed}-")
+    spool, cdn = os.path.join(work, "spool"), os.path.join(work, "cdn")
+    os.makedirs(os.path.join(spool, "incoming"))
+    originals = {name: open(os.path.join(args.samples, name), "rb").read() for name in SAMPLES}
+    here = os.path.dirname(os.path.abspath(__file__))
+    regressions = os.path.join(here, "regressions")
+
+    inputs = []
+    for index in range(args.count):
+        base = rng.choice(SAMPLES)
+        other = originals[rng.choice(SAMPLES)]
+        kind, data = mutate(rng, originals[base], other)
+        inputs.append((f"m{index:04d}-{kind}-{base}", data))
+    for name in entries(regressions):
+        inputs.append((f"regression-{name}", open(os.path.join(regressions, name), "rb").read()))
+
+    daemon = subprocess.Popen([args.binary, "watch", "--spool", spool, "--cdn", cdn, "--jobs", "2",
+                               "--max-attempts", "1", "--job-timeout", str(args.job_timeout), "--settle", "0.5"],
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "daemon.log"), "w"))
+    failures = []
+    try:
+        for name, data in inputs:
+            hidden = os.path.join(spool, "incoming", "." + name + ".part")
+            with open(hidden, "wb") as f:
+                f.write(data)
+            os.rename(hidden, os.path.join(spool, "incoming", name))
+        start = time.time()
+        while True:
+            ended = sum(len(entries(os.path.join(spool, s))) for s in ("archive", "rejected", "failed"))
+            if ended >= len(inputs) and not entries(os.path.join(spool, "work")):
+                break
+            if daemon.poll() is not None:
+                failures.append(f"daemon exited with status {daemon.returncode}")
+                break
+            if time.time() - start > args.deadline:
+                failures.append(f"not settled after {args.deadline} s: {ended}/{len(inputs)} ended")
+                break
+            time.sleep(0.3)
+        if daemon.poll() is not None and not failures:
+            failures.append("daemon died")
+
+        counts = {}
+        for state in ("archive", "rejected", "failed"):
+            for job in entries(os.path.join(spool, state)):
+                counts[state] = counts.get(state, 0) + 1
+                directory = os.path.join(spool, state, job)
+                originals_left = [n for n in entries(directory) if not n.startswith(".") and not n.endswith(".json")]
+                if len(originals_left) != 1:
+                    failures.append(f"{state}/{job}: original missing ({entries(directory)})")
+                if state == "archive":
+                    playlist = os.path.join(cdn, job, "master.m3u8")
+                    manifest = json.load(open(os.path.join(cdn, job, "manifest.json")))
+                    lowest = os.path.join(cdn, job, manifest["renditions"][0]["playlist"])
+                    probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",
+                                            "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", lowest],
+                                           capture_output=True, text=True)
+                    if not os.path.exists(playlist) or probe.returncode != 0 or int((probe.stdout.split() or ["0"])[0]) <= 0:
+                        failures.append(f"published {job} is not playable: {probe.stderr.strip()[:200]}")
+                else:
+                    reason = os.path.join(directory, "reason.json")
+                    if not os.path.exists(reason):
+                        failures.append(f"{state}/{job}: no reason.json")
+                    else:
+                        body = json.load(open(reason))
+                        counts[f"{state}:{body['code']}"] = counts.get(f"{state}:{body['code']}", 0) + 1
+                        if body["code"] == "timeout" and state == "failed":
+                            counts["timeouts"] = counts.get("timeouts", 0) + 1
+                    if os.path.exists(os.path.join(cdn, job)):
+                        failures.append(f"{state}/{job}: output exists in the CDN")
+        for leftover in ("incoming", "work"):
+            if entries(os.path.join(spool, leftover)):
+                failures.append(f"{leftover}/ not empty: {entries(os.path.join(spool, leftover))[:5]}")
+        staging = [n for n in entries(cdn) if n.startswith(".")]
+        if staging:
+            failures.append(f"staging left in the CDN: {staging[:5]}")
+        total = sum(counts.get(s, 0) for s in ("archive", "rejected", "failed"))
+        if total != len(inputs):
+            failures.append(f"{total} uploads ended, {len(inputs)} were dropped")
+        print(json.dumps({"seed": args.seed, "inputs": len(inputs), "counts": counts, "failures": failures}, sort_keys=True))
+    finally:
+        daemon.send_signal(signal.SIGKILL)
+        daemon.wait()
+        if not args.keep and not failures:
+            shutil.rmtree(work, ignore_errors=True)
+        elif failures:
+            print(f"work directory kept: {work}", file=sys.stderr)
+    if failures:
+        print(f"{len(inputs) - len(failures)} passed, {len(failures)} failed", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
