@@ -6,7 +6,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps build release demo test bench fuzz clean
+.PHONY: all deps build release demo test asan bench fuzz clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 
@@ -40,9 +40,13 @@ bench: release
 	Benchmarks/daemon.sh
 	Benchmarks/reprocess.sh
 
+# The transcode path under AddressSanitizer (samples, broken recordings, fuzzed mutants).
+asan: deps
+	Tests/asan.sh
+
 # Mutated samples through the real daemon path (deterministic per FUZZ_SEED); see Tests/fuzz/fuzz.py.
 fuzz: release
 	python3 Tests/fuzz/fuzz.py --binary .build/release/ingestd --seed $(FUZZ_SEED) --count $(FUZZ_COUNT)
 
 clean:
-	rm -rf .build out bench-out
+	rm -rf .build .build-asan out bench-out

@@ -70,6 +70,7 @@ def main():
     parser.add_argument("--job-timeout", type=float, default=60)
     parser.add_argument("--deadline", type=float, default=1200, help="seconds for the whole run")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument("--emit", metavar="DIR", help="only write the mutants into DIR and exit")
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
@@ -88,6 +89,13 @@ def main():
         inputs.append((f"m{index:04d}-{kind}-{base}", data))
     for name in entries(regressions):
         inputs.append((f"regression-{name}", open(os.path.join(regressions, name), "rb").read()))
+
+    if args.emit:
+        os.makedirs(args.emit, exist_ok=True)
+        for name, data in inputs:
+            open(os.path.join(args.emit, name), "wb").write(data)
+        shutil.rmtree(work, ignore_errors=True)
+        return
 
     daemon = subprocess.Popen([args.binary, "watch", "--spool", spool, "--cdn", cdn, "--jobs", "2",
                                "--max-attempts", "1", "--job-timeout", str(args.job_timeout), "--settle", "0.5"],
