@@ -17,8 +17,8 @@ final class RungEncoder: @unchecked Sendable {
     let rung: TranscodePlan.PlannedRung
     let encoder: Encoder
     private let plan: TranscodePlan
-    private let hls: OutputContext
-    private let mp4: OutputContext?
+    private var hls: OutputContext?
+    private var mp4: OutputContext?
     private let queue = HandoffQueue<Item>(capacity: 2)
     private let done = DispatchSemaphore(value: 0)
     private let lock = NSLock()
@@ -33,7 +33,7 @@ final class RungEncoder: @unchecked Sendable {
         self.plan = plan
         encoder = try EncoderFactory.video(rung, plan: plan, threads: 0)
         audioTimeBase = audioEncoder.timeBase
-        hls = try OutputContext(format: "hls", path: layout.playlist(rung))
+        var hls = try OutputContext(format: "hls", path: layout.playlist(rung))
         try hls.addStream(from: encoder)
         try hls.addStream(from: audioEncoder)
         // Segment cuts are decided by the plan, not by the muxer's clock: only packets that
@@ -48,12 +48,13 @@ final class RungEncoder: @unchecked Sendable {
             "hls_segment_filename": layout.segmentPattern(rung),
             "hls_fmp4_init_filename": OutputLayout.initSegmentName,
         ])
+        self.hls = consume hls
         if writesMP4 {
-            let mp4 = try OutputContext(format: "mp4", path: layout.mp4)
+            var mp4 = try OutputContext(format: "mp4", path: layout.mp4)
             try mp4.addStream(from: encoder)
             try mp4.addStream(from: audioEncoder)
             try mp4.writeHeader(options: ["movflags": "+faststart"])
-            self.mp4 = mp4
+            self.mp4 = consume mp4
         } else {
             mp4 = nil
         }
@@ -112,13 +113,13 @@ final class RungEncoder: @unchecked Sendable {
             try encoder.send(frame)
             try drain()
         case .audio(let audio):
-            try hls.write(audio, stream: 1, timeBase: audioTimeBase)
+            try hls?.write(audio, stream: 1, timeBase: audioTimeBase)
             try mp4?.write(audio, stream: 1, timeBase: audioTimeBase)
         case .end:
             try encoder.send(nil)
             try drain()
-            try hls.finish()
-            try mp4?.finish()
+            try hls.take()?.finish()
+            try mp4.take()?.finish()
         case .abandon:
             break
         }
@@ -129,7 +130,7 @@ final class RungEncoder: @unchecked Sendable {
             packet.pointer.pointee.duration = 1  // constant frame rate: one tick of 1/frameRate
             let frame = Int(packet.pointer.pointee.pts)
             let clear = packet.isKeyframe && !plan.startsSegment(frame: frame)
-            try hls.write(packet, stream: 0, timeBase: encoder.timeBase, clearKeyframe: clear)
+            try hls?.write(packet, stream: 0, timeBase: encoder.timeBase, clearKeyframe: clear)
             try mp4?.write(packet, stream: 0, timeBase: encoder.timeBase)
         }
     }

@@ -2,9 +2,11 @@ internal import CFFmpeg
 
 /// A muxer writing one output. Owns its `AVFormatContext` and, when it opened one, the I/O.
 ///
-/// Lifecycle: add streams, ``writeHeader(options:)``, ``write(_:stream:timeBase:)`` any number of
-/// times, then ``finish()`` to write the trailer. A context dropped without `finish` is still freed.
-final class OutputContext {
+/// Lifecycle: add streams, ``writeHeader(options:)``, ``write(_:stream:timeBase:clearKeyframe:)``
+/// any number of times, then the consuming ``finish()``, which writes the trailer and closes the
+/// file; the compiler rejects any use after it. A context dropped without `finish` (the job failed)
+/// is still closed and freed, exactly once, by `deinit`.
+struct OutputContext: ~Copyable {
     let path: String
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private var ownsIO = false
@@ -40,7 +42,7 @@ final class OutputContext {
 
     /// Opens the file (unless the muxer does its own I/O) and writes the header.
     /// Options the muxer did not consume are an error, so a misspelt option cannot pass silently.
-    func writeHeader(options: [String: String]) throws {
+    mutating func writeHeader(options: [String: String]) throws {
         if ctx.pointee.oformat.pointee.flags & cff_fmt_nofile() == 0 {
             let opened = avio_open(&ctx.pointee.pb, path, AVIO_FLAG_WRITE)
             guard opened >= 0 else { throw TranscodeError.outputFailed(path: path, reason: AVResult.message(opened)) }
@@ -68,16 +70,16 @@ final class OutputContext {
         guard result >= 0 else { throw outputError(result) }
     }
 
-    /// Flushes interleaving queues and writes the trailer, then closes the file.
-    func finish() throws {
-        guard headerWritten else { return }
-        headerWritten = false
-        let result = av_write_trailer(ctx)
+    /// Flushes interleaving queues, writes the trailer, closes the file and frees the context.
+    consuming func finish() throws {
+        let result = headerWritten ? av_write_trailer(ctx) : 0
         if ownsIO {
             avio_closep(&ctx.pointee.pb)
             ownsIO = false
         }
-        guard result >= 0 else { throw outputError(result) }
+        avformat_free_context(context)
+        context = nil
+        guard result >= 0 else { throw TranscodeError.outputFailed(path: path, reason: AVResult.message(result)) }
     }
 
     private func outputError(_ code: Int32) -> TranscodeError {
