@@ -38,8 +38,7 @@ public enum ReprocessCatalog {
 
     /// `dir/My Clip.mov` → `dir_My_Clip-<8 hex of the path>`: stable across runs and machines.
     public static func id(forRelativePath relative: String) -> String {
-        let stem = (relative as NSString).deletingPathExtension
-        let safe = String(stem.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) && $0.isASCII ? Character($0) : "_" })
+        let safe = Spool.safeIdentifier((relative as NSString).deletingPathExtension)
         var hash: UInt32 = 0x811c_9dc5
         for byte in relative.utf8 {
             hash ^= UInt32(byte)

@@ -54,9 +54,8 @@ public struct Spool: Sendable {
     /// A job id from an upload name: its safe characters plus a random suffix, so equal names
     /// never collide and no name can escape the spool.
     public static func makeID(for name: String) -> String {
-        let stem = (name as NSString).deletingPathExtension
-        let safe = String(stem.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) && $0.isASCII ? Character($0) : "_" })
-        let trimmed = safe.trimmingCharacters(in: CharacterSet(charactersIn: "_")).prefix(40)
+        let trimmed = safeIdentifier((name as NSString).deletingPathExtension)
+            .trimmingCharacters(in: CharacterSet(charactersIn: "_")).prefix(40)
         let suffix = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
         return (trimmed.isEmpty ? "upload" : String(trimmed)) + "-" + suffix
     }
@@ -78,6 +77,11 @@ public struct Spool: Sendable {
         try JSONFile.write(record, to: "\(directory)/job.json")
         try Durability.syncDirectory(layout.directory(.work))
         return (record, lock)
+    }
+
+    /// `s` with every character other than ASCII letters and digits replaced by `_`.
+    static func safeIdentifier(_ s: String) -> String {
+        String(s.unicodeScalars.map { $0.isASCII && CharacterSet.alphanumerics.contains($0) ? Character($0) : "_" })
     }
 
     /// The name the original keeps inside its job directory (control characters replaced).
