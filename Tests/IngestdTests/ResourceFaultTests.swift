@@ -56,8 +56,9 @@ struct ResourceFaultTests {
         let spool = "\(base)/spool", cdn = "\(base)/cdn"
         let daemon = try Daemon(spool: spool, cdn: cdn)
         try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "p.mp4")
-        try Daemon.wait(timeout: 60, "the job to write its staging output") {
-            Daemon.entries(cdn).contains { $0.contains(".staging-") }
+        // Wait until segments are being written (deleting earlier only races the job's mkdir).
+        try Daemon.wait(timeout: 60, "the job to write segments into its staging output") {
+            Daemon.entries(cdn).contains { $0.contains(".staging-") && FileManager.default.fileExists(atPath: "\(cdn)/\($0)/360p/seg_000.m4s") }
         }
         try FileManager.default.removeItem(atPath: cdn)
         try Daemon.wait(timeout: 120, "the retried job") { Daemon.settled(spool) && Daemon.entries("\(spool)/archive").count == 1 }

@@ -38,6 +38,10 @@ public struct Preset: Sendable, Codable, Equatable {
         public var bitrateKbps: Int
         public var sampleRate: Int
         public var channels: Int
+        /// Integrated loudness target of the final mix (EBU R128 / `loudnorm`), or nil to leave levels alone.
+        public var loudnessLUFS: Double?
+        /// True-peak ceiling of the final mix, in dBTP.
+        public var truePeakDBTP: Double
     }
 
     public struct Thumbnails: Sendable, Codable, Equatable {
@@ -70,7 +74,7 @@ extension Preset {
             Rung(name: "720p", shortSide: 720, crf: 24, maxrateKbps: 3000, bufsizeKbps: 6000),
             Rung(name: "1080p", shortSide: 1080, crf: 23, maxrateKbps: 6000, bufsizeKbps: 12000),
         ],
-        audio: Audio(bitrateKbps: 128, sampleRate: 48000, channels: 2),
+        audio: Audio(bitrateKbps: 128, sampleRate: 48000, channels: 2, loudnessLUFS: -14, truePeakDBTP: -1),
         thumbnails: Thumbnails(posterShortSides: [240, 480, 720], storyboardIntervalSeconds: 1,
                                storyboardShortSide: 90, storyboardColumns: 10),
         limits: Limits(maxBytes: 50 * 1024 * 1024, maxDurationSeconds: 60, maxPixels: 4096 * 4096,
@@ -141,6 +145,8 @@ extension Preset {
         guard (32...320).contains(audio.bitrateKbps) else { throw fail("audio.bitrateKbps", "must be 32...320") }
         guard [44100, 48000].contains(audio.sampleRate) else { throw fail("audio.sampleRate", "must be 44100 or 48000") }
         guard audio.channels == 2 else { throw fail("audio.channels", "must be 2 (stereo AAC-LC)") }
+        if let target = audio.loudnessLUFS, !(-70...(-5)).contains(target) { throw fail("audio.loudnessLUFS", "must be -70...-5 (or null for no normalisation)") }
+        guard (-9...0).contains(audio.truePeakDBTP) else { throw fail("audio.truePeakDBTP", "must be -9...0") }
         guard !thumbnails.posterShortSides.isEmpty,
               thumbnails.posterShortSides.allSatisfy({ $0 >= 32 && $0 % 2 == 0 }) else {
             throw fail("thumbnails.posterShortSides", "needs even sizes of at least 32")

@@ -42,12 +42,18 @@ extension TranscodePlan {
         return graph
     }
 
-    /// Audio: resample to the output rate and layout, fill gaps, start at zero; silence when the
-    /// source has none. The graph never ends by itself (`apad`): the pipeline trims it to the video.
+    /// Audio: resample to the output rate and layout, fill gaps, start at zero, normalise loudness
+    /// (`loudnorm`, single pass, EBU R128); silence when the source has none. The graph never ends
+    /// by itself (`apad`): the pipeline trims it to the video.
     public var audioFilterGraph: String {
         let format = "aformat=sample_fmts=fltp:sample_rates=\(audio.sampleRate):channel_layouts=stereo"
         if audio.fromSource {
-            return "[in0]aresample=\(audio.sampleRate):async=1:first_pts=0,\(format),apad[out0]"
+            var chain = ["aresample=\(audio.sampleRate):async=1:first_pts=0", format]
+            if let target = audio.loudnessLUFS {
+                // loudnorm works at 192 kHz internally; bring it back to the output rate.
+                chain += ["loudnorm=I=\(target):TP=\(audio.truePeakDBTP):LRA=11", "aresample=\(audio.sampleRate)", format]
+            }
+            return "[in0]" + (chain + ["apad"]).joined(separator: ",") + "[out0]"
         }
         return "anullsrc=r=\(audio.sampleRate):cl=stereo,\(format)[out0]"
     }

@@ -44,6 +44,9 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
         public var sampleRate: Int
         public var channels: Int
         public var bitrateKbps: Int
+        /// Loudness target (LUFS) and true-peak ceiling (dBTP) of the final mix; nil target: untouched.
+        public var loudnessLUFS: Double?
+        public var truePeakDBTP: Double
     }
 
     public struct PlannedSize: Sendable, Codable, Equatable {
@@ -96,7 +99,8 @@ extension TranscodePlan {
             gopFrames: preset.video.frameRate * preset.video.gopSeconds,
             rungs: rungs,
             audio: PlannedAudio(fromSource: probe.audio != nil, sampleRate: preset.audio.sampleRate,
-                                channels: preset.audio.channels, bitrateKbps: preset.audio.bitrateKbps),
+                                channels: preset.audio.channels, bitrateKbps: preset.audio.bitrateKbps,
+                                loudnessLUFS: preset.audio.loudnessLUFS, truePeakDBTP: preset.audio.truePeakDBTP),
             posters: posters,
             storyboard: PlannedStoryboard(intervalSeconds: interval, cellWidth: cell.width, cellHeight: cell.height,
                                           columns: columns, rows: (cells + columns - 1) / columns),
