@@ -2,11 +2,14 @@
 SWIFT ?= swift
 APT_PACKAGES := pkg-config ffmpeg python3 libavformat-dev libavcodec-dev libavutil-dev \
                 libswresample-dev libswscale-dev libavfilter-dev
+# Independent HLS player for the tests (playbin3 + hlsdemux2).
+TEST_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
+                 gstreamer1.0-plugins-bad gstreamer1.0-libav
 PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfilter
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps build release demo test asan bench fuzz clean
+.PHONY: all deps test-deps build release demo test asan bench fuzz clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 
@@ -16,7 +19,7 @@ all: build
 deps:
 	@if ! pkg-config --exists $(PKG_MODULES) 2>/dev/null || ! command -v ffprobe >/dev/null || ! command -v python3 >/dev/null; then \
 		echo "installing Debian packages: $(APT_PACKAGES)"; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "error: a Swift 6 toolchain is required (swift.org/install)"; exit 1; }
 
@@ -31,7 +34,13 @@ release: deps
 demo: release
 	@Benchmarks/demo.sh $(DEMO_OUT)
 
-test: deps
+test-deps: deps
+	@if ! command -v gst-launch-1.0 >/dev/null; then \
+		echo "installing Debian packages: $(TEST_PACKAGES)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
+	fi
+
+test: test-deps
 	$(SWIFT) build
 	SWIFT_BACKTRACE=enable=no $(SWIFT) test
 

@@ -51,9 +51,11 @@ import Transcode
     func gstreamerPlaybinPlaysTheMasterPlaylist() async throws {
         let output = try await Fixtures.shared.output(Paths.sample("portrait_rotated.mp4"))
         let server = try Server(root: output.directory)
-        let result = try Tool.run("timeout", ["120", "gst-launch-1.0", "-q", "playbin3",
+        let result = try Tool.run("timeout", ["120", "gst-launch-1.0", "playbin3",
                                               "uri=http://127.0.0.1:\(server.port)/master.m3u8",
                                               "video-sink=fakesink sync=false", "audio-sink=fakesink sync=false"])
         #expect(result.status == 0, "playbin3: \(result.stderr)")
+        #expect(result.stdout.contains("Got EOS"), "playbin3 did not play to the end: \(result.stdout.suffix(500))")
+        #expect(!result.stdout.contains("ERROR") && !result.stderr.contains("ERROR"))
     }
 }
