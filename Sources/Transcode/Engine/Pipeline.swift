@@ -44,21 +44,25 @@ final class Pipeline {
     private var framesOut = 0
     private var damaged = 0
 
-    init(plan: TranscodePlan, input: InputContext, layout: OutputLayout, cancellation: CancellationFlag,
+    init(plan: TranscodePlan, input: consuming InputContext, layout: OutputLayout, cancellation: CancellationFlag,
          progress: @escaping @Sendable (TranscodeProgress) -> Void) throws {
         self.plan = plan
-        self.input = input
         self.layout = layout
         self.cancellation = cancellation
         meter = ProgressMeter(totalSeconds: plan.source.durationSeconds, report: progress)
         guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
         videoStream = video
-        audioStream = plan.audio.fromSource ? input.bestStream(AVMEDIA_TYPE_AUDIO) : nil
+        let audioIndex = plan.audio.fromSource ? input.bestStream(AVMEDIA_TYPE_AUDIO) : nil
+        audioStream = audioIndex
         videoDecoder = try Decoder(input: input, streamIndex: video)
-        audioDecoder = try audioStream.map { try Decoder(input: input, streamIndex: $0) }
-
+        if let audioIndex {
+            audioDecoder = try Decoder(input: input, streamIndex: audioIndex)
+        } else {
+            audioDecoder = nil
+        }
         // Every stream is shifted by the same amount so the earliest starts at zero and sync holds.
         let start = Int64((input.startSeconds * Double(cff_time_base())).rounded())
+        self.input = input
         videoOffset = av_rescale_q(start, cff_time_base_q(), videoDecoder.timeBase)
         if let audioDecoder { audioOffset = av_rescale_q(start, cff_time_base_q(), audioDecoder.timeBase) }
 

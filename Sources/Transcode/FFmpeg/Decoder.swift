@@ -7,7 +7,7 @@ final class Decoder {
     /// Time base of the frames it returns (the stream's).
     let timeBase: AVRational
 
-    init(input: InputContext, streamIndex: Int) throws {
+    init(input: borrowing InputContext, streamIndex: Int) throws {
         path = input.path
         let stream = input.stream(streamIndex)
         let parameters = stream.pointee.codecpar!

@@ -1,8 +1,9 @@
 import Foundation
 internal import CFFmpeg
 
-/// An opened demuxer. Owns the `AVFormatContext` and closes it exactly once.
-final class InputContext {
+/// An opened demuxer. Owns the `AVFormatContext` and closes it exactly once; noncopyable, so
+/// there is one owner (the pipeline) and everyone else borrows it.
+struct InputContext: ~Copyable {
     let path: String
     private var context: UnsafeMutablePointer<AVFormatContext>?
 
@@ -25,7 +26,10 @@ final class InputContext {
         }
     }
 
-    deinit { avformat_close_input(&context) }
+    deinit {
+        var owned = context
+        avformat_close_input(&owned)
+    }
 
     var format: UnsafeMutablePointer<AVFormatContext> { context! }
 
@@ -66,18 +70,19 @@ final class InputContext {
         let fmt = format.pointee
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
         let duration = fmt.duration == cff_nopts() ? 0 : Double(fmt.duration) / Double(cff_time_base())
+        let videoIndex = bestStream(AVMEDIA_TYPE_VIDEO), audioIndex = bestStream(AVMEDIA_TYPE_AUDIO)
         return SourceProbe(
             path: path,
             container: fmt.iformat.map { String(cString: $0.pointee.name) } ?? "unknown",
             durationSeconds: max(0, duration),
             sizeBytes: size,
             streamCount: streamCount,
-            video: bestStream(AVMEDIA_TYPE_VIDEO).map(videoInfo),
-            audio: bestStream(AVMEDIA_TYPE_AUDIO).map(audioInfo)
+            video: videoIndex.map { videoInfo(at: $0) },
+            audio: audioIndex.map { audioInfo(at: $0) }
         )
     }
 
-    private func videoInfo(_ index: Int) -> VideoStreamInfo {
+    private func videoInfo(at index: Int) -> VideoStreamInfo {
         let st = stream(index)
         let par = st.pointee.codecpar.pointee
         let rate = av_guess_frame_rate(format, st, nil)
@@ -98,7 +103,7 @@ final class InputContext {
         )
     }
 
-    private func audioInfo(_ index: Int) -> AudioStreamInfo {
+    private func audioInfo(at index: Int) -> AudioStreamInfo {
         let par = stream(index).pointee.codecpar!
         return AudioStreamInfo(
             codec: String(cString: avcodec_get_name(par.pointee.codec_id)),
