@@ -43,8 +43,9 @@ actor Fixtures {
         let destination = Paths.scratch("out-\(URL(fileURLWithPath: input).lastPathComponent)-\(jobs.count)")
         let job = Task {
             FFmpegLog.setLevel(.fatal)
-            let manifest = try await TranscodeJob(input: input, destination: destination, preset: .builtIn)
-                .run(logger: Logger(label: "test"))
+            var logger = Logger(label: "test")
+            logger.logLevel = .warning
+            let manifest = try await TranscodeJob(input: input, destination: destination, preset: .builtIn).run(logger: logger)
             return Output(directory: destination, manifest: manifest)
         }
         jobs[input] = job
