@@ -7,8 +7,11 @@ struct Ingestd: AsyncParsableCommand {
         commandName: "ingestd",
         abstract: "Turns uploaded phone videos into HLS ladders, an MP4 and thumbnails, in-process with FFmpeg's libraries.",
         discussion: """
-        Every source is decoded once; the 360p/720p/1080p renditions, the progressive MP4, posters
+        Every source is decoded once; the 360p/720p/1080p renditions, the progressive MP4, posters \
         and storyboard all come from that one pass.
+
+        Start with `ingestd help transcode` (one file from the shell), `ingestd help watch` (the \
+        spool daemon) or `ingestd help reprocess` (re-encode an archive with a new preset).
 
         EXIT STATUS
           0   success

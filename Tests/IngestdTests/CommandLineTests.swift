@@ -83,6 +83,32 @@ import Transcode
         #expect((body?["videoFilterGraph"] as? String)?.contains("transpose=clock") == true)
     }
 
+    @Test(.enabled(if: Tool.exists("script"), "util-linux script is not installed"))
+    func progressIsDrawnOnATerminal() throws {
+        let out = Paths.scratch("cli-progress")
+        // `script` gives the command a pseudo-terminal, as an operator's shell would.
+        let result = try Tool.run("script", ["-qfec", "\(Paths.binary) transcode \(Paths.sample("portrait_rotated.mp4")) --out \(out)", "/dev/null"])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(whereSeparator: { $0 == "\r" || $0 == "\n" }).filter { $0.contains("ETA") }
+        #expect(lines.count >= 2, "progress updates: \(lines.count)")
+        #expect(lines.contains { $0.contains("% [") && $0.contains("fps") && $0.contains("x ETA") })
+        // Not on a pipe: stderr stays clean for logs.
+        let piped = try ingestd(["transcode", Paths.sample("hdr_hlg.mp4"), "--out", Paths.scratch("cli-progress-pipe")])
+        #expect(!piped.stderr.contains("ETA"))
+    }
+
+    @Test func helpTeachesEveryCommand() throws {
+        let top = try ingestd(["--help"])
+        #expect(top.status == 0)
+        for command in ["transcode", "watch", "status", "reprocess", "probe", "preset"] { #expect(top.stdout.contains(command)) }
+        #expect(top.stdout.contains("EXIT STATUS"))
+        #expect(!top.stdout.contains("job-run"), "the internal job command stays hidden")
+        let watch = try ingestd(["help", "watch"])
+        #expect(watch.stdout.contains("--spool") && watch.stdout.contains("SIGTERM"))
+        let usage = try ingestd(["transcode"])
+        #expect(usage.status == 64)
+    }
+
     @Test func posterSkipsABlackOpening() async throws {
         let clip = try await Fixtures.shared.generated("black_start.mp4", [
             "-f", "lavfi", "-i", "color=black:s=640x360:r=30:d=3", "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=2",
