@@ -45,6 +45,19 @@ import Testing
         #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v["segmentSeconds"] = 5; $0["video"] = v }) == "video.segmentSeconds")
     }
 
+    @Test func loudnessNormalisationCanBeTurnedOff() throws {
+        var preset = Preset.builtIn
+        preset.audio.loudnessLUFS = nil
+        let decoded = try Preset.decode(preset.canonicalJSON(), source: "off.json")
+        #expect(decoded.audio.loudnessLUFS == nil)
+        #expect(String(decoding: preset.canonicalJSON(), as: UTF8.self).contains("\"loudnessLUFS\" : null"))
+        let plan = try TranscodePlan.make(probe: SourceProbe(path: "a.mp4", container: "mov", durationSeconds: 5, sizeBytes: 1, streamCount: 2,
+                                                             video: VideoStreamInfo(codec: "h264", width: 640, height: 360, frameRate: 30),
+                                                             audio: AudioStreamInfo(codec: "aac", sampleRate: 48000, channels: 2)),
+                                          preset: decoded)
+        #expect(!plan.audioFilterGraph.contains("loudnorm"))
+    }
+
     @Test func unknownPresetNameFails() {
         #expect(throws: TranscodeError.self) { try Preset.load("nope", searchDirectories: [Self.presetsDirectory]) }
     }

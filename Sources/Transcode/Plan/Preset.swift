@@ -42,6 +42,20 @@ public struct Preset: Sendable, Codable, Equatable {
         public var loudnessLUFS: Double?
         /// True-peak ceiling of the final mix, in dBTP.
         public var truePeakDBTP: Double
+
+        private enum CodingKeys: String, CodingKey {
+            case bitrateKbps, sampleRate, channels, loudnessLUFS, truePeakDBTP
+        }
+
+        /// Writes `loudnessLUFS: null` explicitly when normalisation is off, so the preset file says so.
+        public func encode(to encoder: any Swift.Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(bitrateKbps, forKey: .bitrateKbps)
+            try container.encode(sampleRate, forKey: .sampleRate)
+            try container.encode(channels, forKey: .channels)
+            try container.encode(loudnessLUFS, forKey: .loudnessLUFS)
+            try container.encode(truePeakDBTP, forKey: .truePeakDBTP)
+        }
     }
 
     public struct Thumbnails: Sendable, Codable, Equatable {
