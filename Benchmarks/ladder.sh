@@ -3,7 +3,8 @@
 # 60 s 1080x1920 30 fps upload (about 45 MB, under the 50 MB limit), run in one session. Reports wall-time and peak-RSS ratios.
 #
 # The ffmpeg command does the same media work: decode once, split, three libx264 encodes with the
-# same preset and capped-CRF settings, AAC encoded once, the hls muxer writing fMP4 segments.
+# same preset and capped-CRF settings, loudnorm to -14 LUFS and AAC encoded once, the hls muxer
+# writing fMP4 segments.
 # ingestd additionally writes the progressive MP4, posters and the storyboard.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,7 @@ ffmpeg_ladder() {  # the same rate control as Presets/default.json
     -crf:v:0 26 -maxrate:v:0 800k -bufsize:v:0 1600k \
     -crf:v:1 24 -maxrate:v:1 3000k -bufsize:v:1 6000k \
     -crf:v:2 23 -maxrate:v:2 6000k -bufsize:v:2 12000k \
-    -c:a aac -b:a 128k -ar 48000 -ac 2 \
+    -af "aresample=48000,loudnorm=I=-14:TP=-1:LRA=11,aresample=48000" -c:a aac -b:a 128k -ar 48000 -ac 2 \
     -f hls -hls_time 6 -hls_playlist_type vod -hls_segment_type fmp4 \
     -var_stream_map "v:0,agroup:aud v:1,agroup:aud v:2,agroup:aud a:0,agroup:aud" \
     -master_pl_name master.m3u8 -hls_segment_filename "$dir/%v/seg_%03d.m4s" "$dir/%v/index.m3u8"
