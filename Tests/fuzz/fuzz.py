@@ -153,10 +153,28 @@ def main():
         for leftover in ("incoming", "work"):
             if entries(os.path.join(spool, leftover)):
                 failures.append(f"{leftover}/ not empty: {entries(os.path.join(spool, leftover))[:5]}")
+        # No temporary files left behind (atomic JSON writes use NAME.tmp-PID, staging is hidden).
+        leaks = [os.path.join(d, f) for base in (spool, cdn) for d, _, files in os.walk(base) for f in files if ".tmp-" in f]
+        if leaks:
+            failures.append(f"temporary files left: {leaks[:5]}")
+        # No job outlives its timeout: claimed → filed within the timeout (plus filing slack).
+        from datetime import datetime
+        claimed, ended = {}, {}
+        for line in open(os.path.join(spool, "events.ndjson")):
+            event = json.loads(line)
+            when = datetime.fromisoformat(event["time"].replace("Z", "+00:00"))
+            if event["event"] == "claimed":
+                claimed[event["id"]] = when
+            elif event["event"] in ("published", "rejected", "failed", "retry"):
+                ended[event["id"]] = when
+        slowest = max(((ended[i] - claimed[i]).total_seconds() for i in ended if i in claimed), default=0)
+        counts["slowest_job_seconds"] = round(slowest, 1)
+        if slowest > args.job_timeout + 10:
+            failures.append(f"a job ran {slowest:.0f} s, past the {args.job_timeout:.0f} s timeout")
         staging = [n for n in entries(cdn) if n.startswith(".")]
         if staging:
             failures.append(f"staging left in the CDN: {staging[:5]}")
-        total = sum(counts.get(s, 0) for s in ("archive", "rejected", "failed"))
+        total = sum(counts.get(state, 0) for state in ("archive", "rejected", "failed"))
         if total != len(inputs):
             failures.append(f"{total} uploads ended, {len(inputs)} were dropped")
         print(json.dumps({"seed": args.seed, "inputs": len(inputs), "counts": counts, "failures": failures}, sort_keys=True))
