@@ -25,16 +25,7 @@
 static inline int cff_error_eagain(void) { return AVERROR(EAGAIN); }
 static inline int cff_error_eof(void) { return AVERROR_EOF; }
 static inline int cff_error_invaliddata(void) { return AVERROR_INVALIDDATA; }
-static inline int cff_error_enomem(void) { return AVERROR(ENOMEM); }
-static inline int cff_error_enospc(void) { return AVERROR(ENOSPC); }
-static inline int cff_error_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
-static inline int cff_error_from_errno(int e) { return AVERROR(e); }
 
-/// Returns the POSIX errno behind an AVERROR, or 0 when it is an FFmpeg tag error.
-static inline int cff_errno_of(int averror) {
-    int e = AVUNERROR(averror);
-    return (e > 0 && e < 4096) ? e : 0;
-}
 
 // MARK: time
 static inline int64_t cff_nopts(void) { return AV_NOPTS_VALUE; }
@@ -43,7 +34,6 @@ static inline int64_t cff_time_base(void) { return AV_TIME_BASE; }
 
 // MARK: flags that are expressions rather than literals
 static inline int cff_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
-static inline int cff_fmt_globalheader(void) { return AVFMT_GLOBALHEADER; }
 static inline int cff_fmt_nofile(void) { return AVFMT_NOFILE; }
 static inline int cff_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
 static inline int cff_disposition_attached_pic(void) { return AV_DISPOSITION_ATTACHED_PIC; }
@@ -56,9 +46,7 @@ static inline int64_t cff_frame_duration(const AVFrame *f) {
     return f->pkt_duration;
 #endif
 }
-static inline int cff_frame_channels(const AVFrame *f) { return f->ch_layout.nb_channels; }
 static inline int cff_codecpar_channels(const AVCodecParameters *p) { return p->ch_layout.nb_channels; }
-static inline int cff_codec_context_channels(const AVCodecContext *c) { return c->ch_layout.nb_channels; }
 
 /// Describes a frame's channel layout ("stereo", "5.1", ...) into buf.
 static inline int cff_frame_layout_describe(const AVFrame *f, char *buf, size_t size) {
@@ -90,7 +78,5 @@ static inline int cff_stream_has_dovi(const AVStream *st) {
     return av_stream_get_side_data(st, AV_PKT_DATA_DOVI_CONF, NULL) != NULL;
 }
 
-/// The raw pointer of a frame's plane (Swift sees data[] as an 8-tuple).
-static inline uint8_t *cff_frame_plane(const AVFrame *f, int i) { return f->data[i]; }
 
 #endif

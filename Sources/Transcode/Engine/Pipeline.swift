@@ -6,7 +6,6 @@ struct PipelineResult {
     var videoFrames: Int
     var videoSeconds: Double
     var audioSeconds: Double
-    var damagedPackets: Int
     var codecs: [String]
     var posterSeconds: Double
 }
@@ -118,7 +117,7 @@ final class Pipeline {
         try writeThumbnails(duration: videoSeconds)
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
         return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: audio.secondsOut,
-                              damagedPackets: damaged, codecs: rungs.map { EncoderFactory.codecString(h264: $0.encoder) },
+                              codecs: rungs.map { EncoderFactory.codecString(h264: $0.encoder) },
                               posterSeconds: poster.bestSeconds)
     }
 

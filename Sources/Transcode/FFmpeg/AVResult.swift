@@ -25,7 +25,4 @@ enum AVResult {
         if code == eof { return .endOfStream }
         throw error(message(code))
     }
-
-    /// The errno behind an FFmpeg error, if it wraps one (ENOSPC, EACCES, ...).
-    static func errno(of code: Int32) -> Int32 { cff_errno_of(code) }
 }

@@ -95,8 +95,6 @@ final class FilterGraph {
     }
 
     func sinkTimeBase(_ index: Int) -> AVRational { av_buffersink_get_time_base(sinks[index]) }
-    func sinkWidth(_ index: Int) -> Int { Int(av_buffersink_get_w(sinks[index])) }
-    func sinkHeight(_ index: Int) -> Int { Int(av_buffersink_get_h(sinks[index])) }
 
     /// Makes an audio sink return frames of exactly `samples` samples (AAC needs 1024).
     func setFrameSize(_ index: Int, samples: Int) {
