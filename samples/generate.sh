@@ -12,25 +12,8 @@ ff -f lavfi -i "testsrc2=s=1080x1920:r=30:d=6" -f lavfi -i "sine=f=1000:d=6:beep
    -filter_complex "[0:v]drawbox=x=0:y=0:w=iw:h=240:color=red:t=fill,drawbox=x=0:y=ih-240:w=iw:h=240:color=blue:t=fill,transpose=cclock[v]" \
    -map "[v]" -map 1:a -c:v libx264 -preset veryfast -crf 32 -pix_fmt yuv420p -c:a aac -b:a 64k -ac 2 \
    -movflags +faststart portrait_rotated.mp4
-# ffmpeg 5.1 cannot write a display matrix, so patch the video track's tkhd matrix in place:
-# [0 1 0; -1 0 0; H 0 1] is how iPhones store "rotate 90° clockwise to display".
-python3 - portrait_rotated.mp4 <<'PY'
-import struct, sys
-path = sys.argv[1]
-data = bytearray(open(path, "rb").read())
-at = 0
-while (at := data.find(b"tkhd", at + 1)) > 0:
-    version = data[at + 4]
-    matrix = at + 8 + (32 if version == 1 else 20) + 16
-    width, height = struct.unpack(">II", data[matrix + 36:matrix + 44])
-    if width == 0:
-        continue  # the audio track
-    h = height >> 16
-    struct.pack_into(">9i", data, matrix, 0, 1 << 16, 0, -(1 << 16), 0, 0, h << 16, 0, 1 << 30)
-    struct.pack_into(">II", data, matrix + 36, height, width)
-    break
-open(path, "wb").write(data)
-PY
+# ffmpeg 5.1 cannot write a display matrix, so set_rotation.py patches the tkhd matrix in place.
+python3 set_rotation.py portrait_rotated.mp4
 
 # 16:9 720p at 60 fps with mono 44.1 kHz audio (frame-rate and sample-rate conversion).
 ff -f lavfi -i "testsrc2=s=1280x720:r=60:d=5" -f lavfi -i "sine=f=440:d=5:sample_rate=44100" \
@@ -50,3 +33,21 @@ ff -f lavfi -i "testsrc2=s=320x240:r=30:d=2" -c:v libx264 -preset ultrafast brok
 head -c "$(( $(stat -c %s broken_full.tmp.mp4) / 2 ))" broken_full.tmp.mp4 > broken_truncated.mp4
 rm -f broken_full.tmp.mp4
 ls -l
+
+# A multi-clip upload (see upload.json): three clips with a white flash and a 1 kHz beep at
+# exactly 1.0 s each (sync marks), in three shapes, frame rates, codecs and sound formats,
+# plus a music track. clip1: portrait stored sideways (rotation matrix), 30 fps, 48 kHz stereo;
+# clip2: landscape 60 fps, 44.1 kHz mono; clip3: square VP9 at 25 fps without audio.
+mkdir -p upload
+mark="drawbox=c=white:t=fill:enable='between(t,1,1.099)'"
+beep() { echo "aevalsrc=if(between(t\\,1\\,1.1)\\,0.5*sin(2*PI*1000*t)\\,0):s=$1:d=$2"; }
+ff -f lavfi -i "color=c=0x303030:s=360x640:r=30:d=3,drawbox=x=0:y=0:w=iw:h=80:color=red:t=fill,$mark,transpose=cclock" \
+   -f lavfi -i "$(beep 48000 3)" -c:v libx264 -preset veryfast -crf 30 -pix_fmt yuv420p -c:a aac -b:a 64k -ac 2 upload/clip1.mp4
+python3 set_rotation.py upload/clip1.mp4
+ff -f lavfi -i "color=c=0x303050:s=640x360:r=60:d=3,$mark" -f lavfi -i "$(beep 44100 3)" \
+   -c:v libx264 -preset veryfast -crf 30 -pix_fmt yuv420p -c:a aac -b:a 48k -ac 1 upload/clip2.mp4
+ff -f lavfi -i "color=c=0x305030:s=480x480:r=25:d=2,$mark" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -b:v 100k upload/clip3.webm
+# Music: a chord that changes every second, 8 s, Vorbis.
+ff -f lavfi -i "aevalsrc=0.2*sin(2*PI*(220+55*floor(t))*t)+0.1*sin(2*PI*(330+55*floor(t))*t):s=44100:d=8" \
+   -ac 2 -c:a libvorbis -q:a 2 upload/music.ogg
+ls -l upload

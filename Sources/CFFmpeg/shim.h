@@ -11,6 +11,7 @@
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersink.h>
 #include <libavfilter/buffersrc.h>
+#include <libavutil/audio_fifo.h>
 #include <libavutil/avutil.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/dict.h>
@@ -78,5 +79,31 @@ static inline int cff_stream_has_dovi(const AVStream *st) {
     return av_stream_get_side_data(st, AV_PKT_DATA_DOVI_CONF, NULL) != NULL;
 }
 
+// MARK: audio buffers (void** casts Swift cannot express cleanly)
+/// Allocates a planar-float frame of `nb_samples` with the default layout for `channels`.
+static inline int cff_frame_alloc_audio(AVFrame *f, int sample_rate, int channels, int nb_samples) {
+    f->format = AV_SAMPLE_FMT_FLTP;
+    f->sample_rate = sample_rate;
+    f->nb_samples = nb_samples;
+    av_channel_layout_uninit(&f->ch_layout);
+    av_channel_layout_default(&f->ch_layout, channels);
+    return av_frame_get_buffer(f, 0);
+}
+/// Writes all of a frame's samples into the FIFO.
+static inline int cff_fifo_write(AVAudioFifo *fifo, const AVFrame *f) {
+    return av_audio_fifo_write(fifo, (void **)f->extended_data, f->nb_samples);
+}
+/// Reads (consuming) `f->nb_samples` samples into an allocated frame.
+static inline int cff_fifo_read(AVAudioFifo *fifo, AVFrame *f) {
+    return av_audio_fifo_read(fifo, (void **)f->extended_data, f->nb_samples);
+}
+/// Copies `f->nb_samples` samples starting `offset` samples in, without consuming them.
+static inline int cff_fifo_peek_at(AVAudioFifo *fifo, AVFrame *f, int offset) {
+    return av_audio_fifo_peek_at(fifo, (void **)f->extended_data, f->nb_samples, offset);
+}
+/// Fills a frame's samples with silence.
+static inline int cff_frame_silence(AVFrame *f) {
+    return av_samples_set_silence(f->extended_data, 0, f->nb_samples, f->ch_layout.nb_channels, f->format);
+}
 
 #endif

@@ -5,6 +5,8 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
     case outputExists(path: String)
     case cannotWrite(path: String, reason: String)
     case inputMissing(path: String)
+    /// `upload.json` is invalid; `field` is the JSON path of the offending value.
+    case badUpload(path: String, field: String, reason: String)
     case cancelled
 
     /// A stable machine code for JSON output.
@@ -13,6 +15,8 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
         case .outputExists: "output_exists"
         case .cannotWrite: "output_failed"
         case .inputMissing: "input_missing"
+        case .badUpload: "bad_upload"
+        case .badUpload(let path, let field, let reason): "\(path): field '\(field)': \(reason)"
         case .cancelled: "cancelled"
         }
     }
@@ -22,6 +26,7 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
         case .outputExists(let path): "\(path): output directory exists and is not empty"
         case .cannotWrite(let path, let reason): "\(path): cannot write: \(reason)"
         case .inputMissing(let path): "\(path): no such file"
+        case .badUpload(let path, let field, let reason): "\(path): field '\(field)': \(reason)"
         case .cancelled: "cancelled"
         }
     }
@@ -58,6 +63,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             switch error {
             case .outputExists, .cannotWrite: self = .cannotWrite
             case .inputMissing: self = .inputMissing
+            case .badUpload: self = .badInput
             case .cancelled: self = .interrupted
             }
         default: self = .internalError

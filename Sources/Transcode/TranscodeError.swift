@@ -9,6 +9,10 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
     case noVideoStream(path: String)
     /// The file is a still image, not a video.
     case stillImage(path: String)
+    /// The sound track has no audio stream.
+    case noAudioStream(path: String)
+    /// A clip's trim window does not fit the clip.
+    case badTrim(path: String, detail: String)
     /// The file's codec is not supported by this build.
     case unsupportedCodec(path: String, codec: String)
     /// The media is damaged: decoding produced no usable pictures, or a stream broke mid-way.
@@ -31,7 +35,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public var category: Category {
         switch self {
-        case .cannotOpen, .noVideoStream, .stillImage, .unsupportedCodec, .corruptInput, .limitExceeded: .badInput
+        case .cannotOpen, .noVideoStream, .noAudioStream, .badTrim, .stillImage, .unsupportedCodec, .corruptInput, .limitExceeded: .badInput
         case .badPreset: .badPreset
         case .outputFailed: .output
         case .cancelled: .cancelled
@@ -44,6 +48,8 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .cannotOpen: "corrupt_input"
         case .noVideoStream: "no_video_stream"
+        case .noAudioStream: "no_audio_stream"
+        case .badTrim: "bad_trim"
         case .stillImage: "still_image"
         case .unsupportedCodec: "unsupported_codec"
         case .corruptInput: "corrupt_input"
@@ -61,6 +67,8 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .cannotOpen(let path, let reason): "\(path): cannot open as media: \(reason)"
         case .noVideoStream(let path): "\(path): no video stream"
+        case .noAudioStream(let path): "\(path): no audio stream (a sound track must contain audio)"
+        case .badTrim(let path, let detail): "\(path): bad trim: \(detail)"
         case .stillImage(let path): "\(path): a still image, not a video"
         case .unsupportedCodec(let path, let codec): "\(path): unsupported codec '\(codec)'"
         case .corruptInput(let path, let detail): "\(path): corrupt input: \(detail)"

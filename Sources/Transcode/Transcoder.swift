@@ -7,18 +7,31 @@ public enum TranscodeEvent: Sendable {
     case finished(ReadyManifest)
 }
 
-/// A transcode to run: one source file, one output directory, one preset.
+/// A transcode to run: the clips to join (one for a plain video file), an optional sound
+/// track, the output directory and the preset.
 public struct TranscodeRequest: Sendable {
-    public var input: String
+    public var clips: [ClipSource]
+    public var music: MusicSource?
     public var outputDirectory: String
     public var preset: Preset
-    public var metadata: [String: String]
+    /// The upload's own id (from `upload.json`), recorded in `manifest.json`.
+    public var uploadID: String?
+    /// Passed through to `manifest.json` untouched.
+    public var metadata: [String: JSONValue]
 
-    public init(input: String, outputDirectory: String, preset: Preset, metadata: [String: String] = [:]) {
-        self.input = input
+    public init(clips: [ClipSource], music: MusicSource? = nil, outputDirectory: String, preset: Preset,
+                uploadID: String? = nil, metadata: [String: JSONValue] = [:]) {
+        self.uploadID = uploadID
+        self.clips = clips
+        self.music = music
         self.outputDirectory = outputDirectory
         self.preset = preset
         self.metadata = metadata
+    }
+
+    /// One video file.
+    public init(input: String, outputDirectory: String, preset: Preset, metadata: [String: JSONValue] = [:]) {
+        self.init(clips: [ClipSource(path: input)], outputDirectory: outputDirectory, preset: preset, metadata: metadata)
     }
 }
 
@@ -58,15 +71,22 @@ public enum Transcoder {
     public static func runBlocking(_ request: TranscodeRequest, cancellation: CancellationFlag = CancellationFlag(),
                                    emit: @escaping @Sendable (TranscodeEvent) -> Void) throws -> ReadyManifest {
         let clock = ContinuousClock.now
-        let input = try InputContext(path: request.input)
-        let plan = try TranscodePlan.make(probe: input.probe(), preset: request.preset)
+        let plan = try plan(request)
         emit(.planned(plan))
         let layout = OutputLayout(directory: request.outputDirectory)
-        let pipeline = try Pipeline(plan: plan, input: input, layout: layout, cancellation: cancellation) { emit(.progress($0)) }
+        let pipeline = try Pipeline(plan: plan, layout: layout, cancellation: cancellation) { emit(.progress($0)) }
         let result = try pipeline.run()
         let elapsed = ContinuousClock.now - clock
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return try ManifestWriter.write(plan: plan, layout: layout, result: result, wallSeconds: wall,
-                                        metadata: request.metadata)
+                                        uploadID: request.uploadID, metadata: request.metadata)
+    }
+
+    /// Probes every input (headers only) and plans the transcode.
+    public static func plan(_ request: TranscodeRequest) throws -> TranscodePlan {
+        let probes = try request.clips.map { try MediaProbe.probe(path: $0.path) }
+        let musicProbe = try request.music.map { try MediaProbe.probe(path: $0.path) }
+        return try TranscodePlan.make(clips: request.clips, probes: probes, music: request.music,
+                                      musicProbe: musicProbe, preset: request.preset)
     }
 }

@@ -1,50 +1,70 @@
 import ArgumentParser
 import Foundation
+import Ingest
 import Transcode
 
 struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "probe",
-        abstract: "Show what a file contains and what transcode would do with it, without encoding.",
+        abstract: "Show what an upload contains and what transcode would do with it, without encoding.",
         discussion: """
-        Prints the source's streams, then the plan: upright size, rotation applied, tone mapping,
-        the rungs with their sizes and rate control, segment layout and thumbnails. Limits from the
-        preset are checked; a file that would be rejected fails here with the same message and exit
-        status as transcode.
+        Prints each clip's streams and how it is normalised (rotation, tone mapping, trim, fit),
+        the sound track, then the plan: output frame, the rungs with their sizes and rate control,
+        segment layout. upload.json and the preset's limits are checked; an upload that would be
+        rejected fails here with the same message and exit status as transcode (headers only:
+        limits on decoded time are enforced while transcoding).
 
-        Example:
-          ingestd probe samples/portrait_rotated.mp4 --json | jq .plan.rungs
+        Examples:
+          ingestd probe samples/portrait_rotated.mp4
+          ingestd probe samples/upload --json | jq .plan.clips
         """
     )
 
-    @Argument(help: "The video file to inspect.")
+    @Argument(help: "The video file or upload directory (with upload.json) to inspect.")
     var input: String
 
     @OptionGroup var presetOption: PresetOption
 
-    @Flag(name: .long, help: "Print {probe, plan, filterGraph} as JSON.")
+    @Flag(name: .long, help: "Print {plan, clipFilterGraphs, videoFilterGraph, audioFilterGraph} as JSON.")
     var json = false
 
     func run() throws {
         do {
             let preset = try presetOption.load()
-            let probe = try MediaProbe.probe(path: input)
-            let plan = try TranscodePlan.make(probe: probe, preset: preset)
+            let upload = try Upload.open(input, limits: preset.limits)
+            let plan = try Transcoder.plan(upload.request(outputDirectory: "", preset: preset))
             if json {
-                struct Output: Encodable { var plan: TranscodePlan; var videoFilterGraph: String; var audioFilterGraph: String }
+                struct Output: Encodable {
+                    var plan: TranscodePlan
+                    var clipFilterGraphs: [String]
+                    var videoFilterGraph: String
+                    var audioFilterGraph: String
+                }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                let data = try encoder.encode(Output(plan: plan, videoFilterGraph: plan.videoFilterGraph,
+                let data = try encoder.encode(Output(plan: plan, clipFilterGraphs: plan.clips.map(plan.clipVideoFilter),
+                                                     videoFilterGraph: plan.videoFilterGraph,
                                                      audioFilterGraph: plan.audioFilterGraph))
                 print(String(decoding: data, as: UTF8.self))
                 return
             }
-            let v = probe.video!
-            print("\(input): \(probe.container), \(String(format: "%.2f", probe.durationSeconds)) s, \(probe.sizeBytes) bytes, \(probe.streamCount) streams")
-            print("  video: \(v.codec) \(v.width)x\(v.height) \(v.pixelFormat) \(String(format: "%.2f", v.frameRate)) fps, rotation \(v.rotation)°, \(v.dynamicRange.rawValue) (\(v.colorTransfer))")
-            if let a = probe.audio { print("  audio: \(a.codec) \(a.sampleRate) Hz, \(a.channels) ch") } else { print("  audio: none (silent track will be generated)") }
+            for (index, clip) in plan.clips.enumerated() {
+                let probe = clip.source, v = probe.video!
+                print("clip \(index + 1): \(probe.path): \(probe.container), \(String(format: "%.2f", probe.durationSeconds)) s, \(probe.sizeBytes) bytes, \(probe.streamCount) streams")
+                print("  video: \(v.codec) \(v.width)x\(v.height) \(v.pixelFormat) \(String(format: "%.2f", v.frameRate)) fps, rotation \(v.rotation)°, \(v.dynamicRange.rawValue) (\(v.colorTransfer))")
+                if let a = probe.audio { print("  audio: \(a.codec) \(a.sampleRate) Hz, \(a.channels) ch\(clip.usesSound ? "" : " (not used)")") } else { print("  audio: none") }
+                let trim = clip.startFrame > 0 || clip.endFrame != nil
+                    ? "frames \(clip.startFrame)..<\(clip.endFrame.map(String.init) ?? "end")" : "none"
+                print("  normalise: rotate \(clip.rotation)°, tone map \(clip.toneMapFrom == .sdr ? "no" : clip.toneMapFrom.rawValue), trim \(trim)\(clip.conform ? ", \(plan.clipFit.rawValue) into \(plan.displayWidth)x\(plan.displayHeight)" : "")")
+            }
+            if let music = plan.music {
+                let a = music.source.audio!
+                print("sound track: \(music.source.path): \(a.codec) \(a.sampleRate) Hz, \(a.channels) ch, \(String(format: "%.2f", music.source.durationSeconds)) s")
+                print("  \(music.mode.rawValue) from \(music.offsetSeconds) s, music \(music.musicGainDB) dB\(music.mode == .mix ? ", clips \(music.clipGainDB) dB" : ""), \(music.loop ? "looped" : "silence after its end"), fade-out \(music.fadeOutSeconds) s")
+            }
+            if plan.music == nil, !plan.audio.clipSound { print("sound: none (a silent track will be generated)") }
             print("plan (preset \(plan.presetName) \(plan.presetHash)):")
-            print("  upright \(plan.displayWidth)x\(plan.displayHeight), \(plan.frameRate) fps CFR, GOP \(plan.gopFrames) frames, tone map: \(plan.toneMapFrom == .sdr ? "no" : plan.toneMapFrom.rawValue)")
+            print("  frame \(plan.displayWidth)x\(plan.displayHeight), \(plan.frameRate) fps CFR, GOP \(plan.gopFrames) frames, about \(String(format: "%.2f", plan.estimatedSeconds)) s")
             for rung in plan.rungs {
                 print("  \(rung.name): \(rung.width)x\(rung.height) crf \(rung.crf) maxrate \(rung.maxrateKbps)k bufsize \(rung.bufsizeKbps)k")
             }

@@ -68,7 +68,7 @@ import Transcode
         let written = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(out)/manifest.json")))
         #expect(printed == written)
         #expect(written.preset.hash == Preset.builtIn.contentHash)
-        #expect(written.source.video?.colorTransfer == "arib-std-b67")
+        #expect(written.sources.first?.video?.colorTransfer == "arib-std-b67")
         for rendition in written.renditions {
             #expect(FileManager.default.fileExists(atPath: "\(out)/\(rendition.playlist)"))
         }
@@ -79,8 +79,9 @@ import Transcode
         #expect(result.status == 0)
         let body = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         let plan = try #require(body?["plan"] as? [String: Any])
-        #expect(plan["rotation"] as? Int == 90)
-        #expect((body?["videoFilterGraph"] as? String)?.contains("transpose=clock") == true)
+        let clips = try #require(plan["clips"] as? [[String: Any]])
+        #expect(clips.first?["rotation"] as? Int == 90)
+        #expect((body?["clipFilterGraphs"] as? [String])?.first?.contains("transpose=clock") == true)
     }
 
     @Test(.enabled(if: Tool.exists("script"), "util-linux script is not installed"))

@@ -1,9 +1,9 @@
 import Testing
 @testable import Transcode
 
-private func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfer: String = "bt709",
-                   duration: Double = 10, audio: Bool = true) -> SourceProbe {
-    SourceProbe(path: "clip.mp4", container: "mov,mp4", durationSeconds: duration, sizeBytes: 1_000_000, streamCount: 2,
+func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfer: String = "bt709",
+                   duration: Double = 10, audio: Bool = true, path: String = "clip.mp4") -> SourceProbe {
+    SourceProbe(path: path, container: "mov,mp4", durationSeconds: duration, sizeBytes: 1_000_000, streamCount: 2,
                 video: VideoStreamInfo(codec: "h264", width: width, height: height, rotation: rotation, frameRate: fps,
                                        colorTransfer: transfer),
                 audio: audio ? AudioStreamInfo(codec: "aac", sampleRate: 44100, channels: 1) : nil)
@@ -20,8 +20,10 @@ private func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30,
         let plan = try TranscodePlan.make(probe: probe(width: 3840, height: 2160, rotation: 90, fps: 60), preset: .builtIn)
         #expect(plan.displayWidth == 2160 && plan.displayHeight == 3840)
         #expect(plan.topRung.width == 1080 && plan.topRung.height == 1920)
-        #expect(plan.videoFilterGraph.contains("transpose=clock"))
-        #expect(plan.videoFilterGraph.hasPrefix("[in0]fps=fps=30:start_time=0,"))
+        let normalise = plan.clipVideoFilter(plan.clips[0])
+        #expect(normalise.contains("transpose=clock"))
+        #expect(normalise.hasPrefix("[in0]fps=fps=30:start_time=0,"))
+        #expect(!normalise.contains("pad="), "a single clip is not conformed: rung scalers do the only resize")
     }
 
     @Test func neverUpscalesButAlwaysHasALowestRung() throws {
@@ -45,13 +47,13 @@ private func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30,
 
     @Test func hdrSourcesAreToneMapped() throws {
         let hlg = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, transfer: "arib-std-b67"), preset: .builtIn)
-        #expect(hlg.toneMapFrom == .hlg)
-        #expect(hlg.videoFilterGraph.contains("zscale=tin=arib-std-b67"))
-        #expect(hlg.videoFilterGraph.contains("tonemap=tonemap=hable"))
+        #expect(hlg.clips[0].toneMapFrom == .hlg)
+        #expect(hlg.clipVideoFilter(hlg.clips[0]).contains("zscale=tin=arib-std-b67"))
+        #expect(hlg.clipVideoFilter(hlg.clips[0]).contains("tonemap=tonemap=hable"))
         let pq = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, transfer: "smpte2084"), preset: .builtIn)
-        #expect(pq.videoFilterGraph.contains("zscale=tin=smpte2084"))
+        #expect(pq.clipVideoFilter(pq.clips[0]).contains("zscale=tin=smpte2084"))
         let sdr = try TranscodePlan.make(probe: probe(width: 1920, height: 1080), preset: .builtIn)
-        #expect(!sdr.videoFilterGraph.contains("tonemap"))
+        #expect(!sdr.clipVideoFilter(sdr.clips[0]).contains("tonemap"))
     }
 
     @Test func segmentsStartShortThenSettleAtTarget() throws {
@@ -65,7 +67,7 @@ private func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30,
 
     @Test func silentTrackWhenSourceHasNoAudio() throws {
         let plan = try TranscodePlan.make(probe: probe(width: 640, height: 360, audio: false), preset: .builtIn)
-        #expect(plan.audio.fromSource == false)
+        #expect(plan.audio.clipSound == false)
         #expect(plan.audioFilterGraph.hasPrefix("anullsrc="))
     }
 

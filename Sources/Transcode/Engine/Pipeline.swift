@@ -8,63 +8,42 @@ struct PipelineResult {
     var audioSeconds: Double
     var codecs: [String]
     var posterSeconds: Double
+    /// True when the timeline was cut at the duration limit (preset `overLength: trim`).
+    var trimmedToLimit: Bool
 }
 
-/// The one pass: demux → decode → normalise/fan-out filter graph → rung encoders → muxers.
+/// The one pass: for each clip, demux → decode → normalise; then the joined timeline → fan-out
+/// filter graph → rung encoders → muxers, with the sound laid on the same timeline.
 ///
 /// Data only flows downstream. Each source packet is decoded once; every rung, the MP4 and the
-/// thumbnails come from the same decoded frames. Demuxing, decoding, filtering and the audio
-/// encode run on the caller's thread; each rung encodes and muxes on its own thread.
+/// thumbnails come from the same decoded frames; no intermediate file is written. Demuxing,
+/// decoding, filtering and the audio encode run on the caller's thread; each rung encodes and
+/// muxes on its own thread.
 final class Pipeline {
     private let plan: TranscodePlan
-    private let input: InputContext
     private let layout: OutputLayout
     private var meter: ProgressMeter
     private let cancellation: CancellationFlag
 
-    private let videoStream: Int
-    private let audioStream: Int?
-    private let videoDecoder: Decoder
-    private let audioDecoder: Decoder?
     private let rungs: [RungEncoder]
     private let audio: AudioTrack
-    private var graph: FilterGraph?
+    private var fanOut: FilterGraph?
 
-    private let packet = Packet()
-    private let decoded = Frame()
     private let filtered = Frame()
     private var poster = PosterPicker()
     private var storyboard: Frame?
 
-    private var videoOffset: Int64 = 0
-    private var audioOffset: Int64 = 0
-    private var lastVideoEnd: Int64 = 0
-    private var framesDecoded = 0
+    /// Frames on the joined timeline so far, and frames out of the first rung.
+    private var timelineFrames = 0
     private var framesOut = 0
-    private var damaged = 0
+    private var trimmedToLimit = false
 
-    init(plan: TranscodePlan, input: consuming InputContext, layout: OutputLayout, cancellation: CancellationFlag,
+    init(plan: TranscodePlan, layout: OutputLayout, cancellation: CancellationFlag,
          progress: @escaping @Sendable (TranscodeProgress) -> Void) throws {
         self.plan = plan
         self.layout = layout
         self.cancellation = cancellation
-        meter = ProgressMeter(totalSeconds: plan.source.durationSeconds, report: progress)
-        guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
-        videoStream = video
-        let audioIndex = plan.audio.fromSource ? input.bestStream(AVMEDIA_TYPE_AUDIO) : nil
-        audioStream = audioIndex
-        videoDecoder = try Decoder(input: input, streamIndex: video)
-        if let audioIndex {
-            audioDecoder = try Decoder(input: input, streamIndex: audioIndex)
-        } else {
-            audioDecoder = nil
-        }
-        // Every stream is shifted by the same amount so the earliest starts at zero and sync holds.
-        let start = Int64((input.startSeconds * Double(cff_time_base())).rounded())
-        self.input = input
-        videoOffset = av_rescale_q(start, cff_time_base_q(), videoDecoder.timeBase)
-        if let audioDecoder { audioOffset = av_rescale_q(start, cff_time_base_q(), audioDecoder.timeBase) }
-
+        meter = ProgressMeter(totalSeconds: plan.estimatedSeconds, report: progress)
         let audio = try AudioTrack(plan: plan)
         self.audio = audio
         try FileManager.default.createDirectory(atPath: layout.directory, withIntermediateDirectories: true)
@@ -88,29 +67,16 @@ final class Pipeline {
     }
 
     private func runLoop() throws -> PipelineResult {
-        while try input.read(into: packet) {
-            if cancellation.isCancelled { throw TranscodeError.cancelled }
-            if packet.streamIndex == videoStream {
-                if !(try videoDecoder.send(packet)) { damaged += 1 }
-                try receiveVideo()
-            } else if packet.streamIndex == audioStream, let audioDecoder {
-                if !(try audioDecoder.send(packet)) { damaged += 1 }
-                try receiveAudio(audioDecoder)
-            }
+        let music = try plan.music.map { try MusicTrack(music: $0, plan: plan) }
+        let sound = SoundTimeline(plan: plan, mix: audio, music: music)
+        for clip in plan.clips where !trimmedToLimit {
+            try join(clip, sound: sound)
         }
-        try videoDecoder.send(nil)
-        try receiveVideo()
-        if let audioDecoder {
-            try audioDecoder.send(nil)
-            try receiveAudio(audioDecoder)
-        }
-        guard framesDecoded > 0, let graph else {
-            throw TranscodeError.corruptInput(path: input.path, detail: "no decodable video frames (\(damaged) damaged packets)")
-        }
-        try graph.close(at: lastVideoEnd)
+        guard let fanOut else { throw TranscodeError.internalFailure("no video reached the timeline") }
+        try fanOut.close(at: Int64(timelineFrames))
         try pullVideo()
         let videoSeconds = Double(framesOut) / Double(plan.frameRate)
-        try audio.closeInput()
+        try sound.finish(frames: framesOut)
         try audio.encode(upTo: videoSeconds, exact: true, into: rungs)
         try audio.finish(into: rungs)
         for rung in rungs { try rung.finish() }
@@ -118,47 +84,65 @@ final class Pipeline {
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
         return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: audio.secondsOut,
                               codecs: rungs.map { EncoderFactory.codecString(h264: $0.encoder) },
-                              posterSeconds: poster.bestSeconds)
+                              posterSeconds: poster.bestSeconds, trimmedToLimit: trimmedToLimit)
     }
 
-    private func receiveVideo() throws {
-        while try videoDecoder.receive(into: decoded, damaged: &damaged) == .ready {
-            let f = decoded.pointer
-            let timestamp = f.pointee.best_effort_timestamp
-            guard timestamp != cff_nopts() else { damaged += 1; continue }
-            f.pointee.pts = timestamp - videoOffset
-            f.pointee.pict_type = AV_PICTURE_TYPE_NONE
-            let duration = cff_frame_duration(f)
-            lastVideoEnd = max(lastVideoEnd, f.pointee.pts + max(duration, 1))
-            if graph == nil { graph = try makeVideoGraph(f) }
-            try graph!.push(decoded)
-            framesDecoded += 1
-            try pullVideo()
+    /// Appends one clip to the timeline: its frames continue the timeline's frame numbers, its
+    /// sound is laid from the same instant.
+    private func join(_ clip: PlannedClip, sound: SoundTimeline) throws {
+        let reader = try ClipReader(clip: clip, plan: plan)
+        var clipFrames = 0
+        try sound.beginClip(atFrame: timelineFrames, hasSound: clip.usesSound)
+        while let output = try reader.next() {
+            if cancellation.isCancelled { throw TranscodeError.cancelled }
+            switch output {
+            case .video(let frame):
+                guard try admitFrame(path: reader.path) else { break }
+                frame.pointer.pointee.pts = Int64(timelineFrames)
+                if fanOut == nil { fanOut = try makeFanOut(frame) }
+                try fanOut!.push(frame)
+                timelineFrames += 1
+                clipFrames += 1
+                meter.update(outputSeconds: Double(timelineFrames) / Double(plan.frameRate), frames: timelineFrames)
+                try sound.advance(clipFrames: clipFrames, timelineFrames: timelineFrames)
+                try pullVideo()
+            case .audio(let frame):
+                try sound.addClipSound(frame)
+                try sound.advance(clipFrames: clipFrames, timelineFrames: timelineFrames)
+            }
+            if trimmedToLimit { break }
         }
+        try sound.endClip(clipFrames: clipFrames)
     }
 
-    private func makeVideoGraph(_ f: UnsafeMutablePointer<AVFrame>) throws -> FilterGraph {
-        let tb = videoDecoder.timeBase
-        let sar = f.pointee.sample_aspect_ratio.num > 0 ? f.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
-        let arguments = "video_size=\(f.pointee.width)x\(f.pointee.height):pix_fmt=\(f.pointee.format)"
-            + ":time_base=\(tb.num)/\(tb.den):pixel_aspect=\(sar.num)/\(sar.den)"
+    /// Applies the duration limit to decoded time (headers can lie): false once the timeline is
+    /// full under `overLength: trim`; throws under `reject` (allowing the last frame's own duration).
+    private func admitFrame(path: String) throws -> Bool {
+        guard timelineFrames >= plan.maxFrames else { return true }
+        if plan.overLength == .trim {
+            trimmedToLimit = true
+            return false
+        }
+        guard timelineFrames > plan.maxFrames else { return true }
+        let joined = plan.clips.count > 1 ? " (clips joined, decoded)" : " (decoded)"
+        throw TranscodeError.limitExceeded(path: path, limit: "duration",
+                                           measured: String(format: "more than %.2f s", Double(timelineFrames) / Double(plan.frameRate)) + joined,
+                                           allowed: String(format: "%.0f s", plan.maxDurationSeconds))
+    }
+
+    private func makeFanOut(_ frame: Frame) throws -> FilterGraph {
+        let f = frame.pointer.pointee
+        let sar = f.sample_aspect_ratio.num > 0 ? f.sample_aspect_ratio : AVRational(num: 1, den: 1)
+        let arguments = "video_size=\(f.width)x\(f.height):pix_fmt=\(f.format)"
+            + ":time_base=1/\(plan.frameRate):pixel_aspect=\(sar.num)/\(sar.den)"
         let sinks = Array(repeating: "buffersink", count: plan.rungs.count + 2)
         return try FilterGraph(description: plan.videoFilterGraph,
                                sources: [FilterGraph.Source(filter: "buffer", arguments: arguments)], sinks: sinks)
     }
 
-    private func receiveAudio(_ decoder: Decoder) throws {
-        while try decoder.receive(into: decoded, damaged: &damaged) == .ready {
-            let timestamp = decoded.pointer.pointee.best_effort_timestamp
-            guard timestamp != cff_nopts() else { continue }
-            decoded.pointer.pointee.pts = timestamp - audioOffset
-            try audio.push(decoded, timeBase: decoder.timeBase)
-        }
-    }
-
     /// Pulls every graph output until it needs more input (or has ended), encoding as it goes.
     private func pullVideo() throws {
-        guard let graph else { return }
+        guard let graph = fanOut else { return }
         for (index, rung) in rungs.enumerated() {
             while try graph.pull(index, into: filtered) == .ready {
                 let frame = Int(av_rescale_q(filtered.pointer.pointee.pts, graph.sinkTimeBase(index),
@@ -166,7 +150,7 @@ final class Pipeline {
                 filtered.pointer.pointee.pts = Int64(frame)
                 filtered.pointer.pointee.pict_type = plan.isKeyframe(frame: frame) ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
                 try rung.submit(.frame(filtered.reference()))
-                if index == 0 { try countOutputFrame() }
+                if index == 0 { framesOut += 1 }
             }
         }
         while try graph.pull(plan.posterSinkIndex, into: filtered) == .ready {
@@ -178,21 +162,9 @@ final class Pipeline {
         try audio.encode(upTo: Double(framesOut) / Double(plan.frameRate), exact: false, into: rungs)
     }
 
-    private func countOutputFrame() throws {
-        framesOut += 1
-        let seconds = Double(framesOut) / Double(plan.frameRate)
-        // Headers can lie about duration; decoded time is what counts.
-        if seconds > plan.maxDurationSeconds + 1 / Double(plan.frameRate) {
-            throw TranscodeError.limitExceeded(path: input.path, limit: "duration",
-                                               measured: String(format: "more than %.2f s (decoded)", seconds),
-                                               allowed: String(format: "%.0f s", plan.maxDurationSeconds))
-        }
-        meter.update(outputSeconds: seconds, frames: framesOut)
-    }
-
     private func writeThumbnails(duration: Double) throws {
         guard let best = poster.best else {
-            throw TranscodeError.corruptInput(path: input.path, detail: "no frame available for a poster")
+            throw TranscodeError.corruptInput(path: plan.clips[0].source.path, detail: "no frame available for a poster")
         }
         let sizes = plan.posters
         let posterGraph = try FilterGraph(

@@ -3,7 +3,7 @@ import Foundation
 /// Measures the finished outputs and writes `master.m3u8` and `manifest.json`.
 enum ManifestWriter {
     static func write(plan: TranscodePlan, layout: OutputLayout, result: PipelineResult, wallSeconds: Double,
-                      metadata: [String: String]) throws -> ReadyManifest {
+                      uploadID: String?, metadata: [String: JSONValue]) throws -> ReadyManifest {
         var variants: [VariantStream] = []
         var renditions: [ReadyManifest.Rendition] = []
         for (rung, codec) in zip(plan.rungs, result.codecs) {
@@ -30,13 +30,16 @@ enum ManifestWriter {
             master: "master.m3u8",
             renditions: renditions,
             audio: .init(codec: "aac", sampleRate: plan.audio.sampleRate, channels: plan.audio.channels,
-                         fromSource: plan.audio.fromSource, durationSeconds: result.audioSeconds),
+                         clipSound: plan.audio.clipSound, music: plan.music != nil, durationSeconds: result.audioSeconds),
             mp4: OutputLayout.mp4Name,
             posters: plan.posters.map { .init(path: OutputLayout.posterName($0), width: $0.width, height: $0.height) },
             storyboard: .init(image: OutputLayout.storyboardImageName, track: "storyboard.vtt",
                               columns: plan.storyboard.columns, rows: plan.storyboard.rows,
                               intervalSeconds: plan.storyboard.intervalSeconds),
-            source: plan.source,
+            uploadID: uploadID,
+            sources: plan.clips.map(\.source),
+            music: plan.music?.source,
+            trimmedToLimit: result.trimmedToLimit,
             preset: .init(name: plan.presetName, hash: plan.presetHash),
             timings: .init(wallSeconds: wallSeconds, speed: wallSeconds > 0 ? result.videoSeconds / wallSeconds : 0,
                            posterAtSeconds: result.posterSeconds),

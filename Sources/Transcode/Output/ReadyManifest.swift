@@ -1,6 +1,6 @@
 /// The ready record written as `manifest.json`: everything a feed service needs to serve the video.
 public struct ReadyManifest: Sendable, Codable, Equatable {
-    public var version = 1
+    public var version = 2
     /// Output duration in seconds (video; audio is trimmed to it).
     public var durationSeconds: Double
     public var width: Int
@@ -12,11 +12,18 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
     public var mp4: String
     public var posters: [Image]
     public var storyboard: StoryboardFiles
-    public var source: SourceProbe
+    /// The `id` from `upload.json` (absent for a plain video file).
+    public var uploadID: String?
+    /// The clips joined, in order (one for a plain video file).
+    public var sources: [SourceProbe]
+    /// The sound track laid under them, if any.
+    public var music: SourceProbe?
+    /// True when the joined clips ran past the duration limit and were cut there (preset `overLength: trim`).
+    public var trimmedToLimit: Bool
     public var preset: PresetRef
     public var timings: Timings
     /// Free-form metadata passed through from the upload.
-    public var metadata: [String: String]
+    public var metadata: [String: JSONValue]
 
     public struct Rendition: Sendable, Codable, Equatable {
         public var name: String
@@ -33,7 +40,10 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
         public var codec: String
         public var sampleRate: Int
         public var channels: Int
-        public var fromSource: Bool
+        /// The clips' own sound is in the mix.
+        public var clipSound: Bool
+        /// A sound track is in the mix.
+        public var music: Bool
         public var durationSeconds: Double
     }
 

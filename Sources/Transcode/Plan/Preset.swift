@@ -23,6 +23,47 @@ public struct Preset: Sendable, Codable, Equatable {
         public var segmentSeconds: Int
         /// Shorter segments at the start, so playback begins quickly on slow links.
         public var initialSegmentSeconds: [Int]
+        /// How a clip whose shape differs from the first clip's frame is made to fit it.
+        public var clipFit: ClipFit
+
+        public init(encoderPreset: String, level: String, frameRate: Int, gopSeconds: Int, segmentSeconds: Int,
+                    initialSegmentSeconds: [Int], clipFit: ClipFit = .fit) {
+            self.encoderPreset = encoderPreset
+            self.level = level
+            self.frameRate = frameRate
+            self.gopSeconds = gopSeconds
+            self.segmentSeconds = segmentSeconds
+            self.initialSegmentSeconds = initialSegmentSeconds
+            self.clipFit = clipFit
+        }
+
+        /// `clipFit` may be absent (presets written before it existed): `fit`.
+        public init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(encoderPreset: try c.decode(String.self, forKey: .encoderPreset),
+                      level: try c.decode(String.self, forKey: .level),
+                      frameRate: try c.decode(Int.self, forKey: .frameRate),
+                      gopSeconds: try c.decode(Int.self, forKey: .gopSeconds),
+                      segmentSeconds: try c.decode(Int.self, forKey: .segmentSeconds),
+                      initialSegmentSeconds: try c.decode([Int].self, forKey: .initialSegmentSeconds),
+                      clipFit: try c.decodeIfPresent(ClipFit.self, forKey: .clipFit) ?? .fit)
+        }
+    }
+
+    /// Fit policy for clips of another shape than the output frame (the first clip's).
+    public enum ClipFit: String, Sendable, Codable, CaseIterable {
+        /// Scale to fit inside the frame, black bars on the sides or top and bottom; nothing is cut.
+        case fit
+        /// Scale to cover the frame and crop the overflow, centred; no bars.
+        case fill
+    }
+
+    /// What to do with an upload whose joined clips run longer than `limits.maxDurationSeconds`.
+    public enum OverLength: String, Sendable, Codable, CaseIterable {
+        /// Refuse it, naming the measured length and the limit.
+        case reject
+        /// Keep the first `maxDurationSeconds` and drop the rest.
+        case trim
     }
 
     /// One rendition of the ladder, sized by its short side.
@@ -74,6 +115,34 @@ public struct Preset: Sendable, Codable, Equatable {
         public var maxFrameRate: Double
         public var maxStreams: Int
         public var maxAudioChannels: Int
+        /// Most clips one upload may join.
+        public var maxClips: Int
+        public var overLength: OverLength
+
+        public init(maxBytes: Int64, maxDurationSeconds: Double, maxPixels: Int, maxFrameRate: Double, maxStreams: Int,
+                    maxAudioChannels: Int, maxClips: Int = 20, overLength: OverLength = .reject) {
+            self.maxBytes = maxBytes
+            self.maxDurationSeconds = maxDurationSeconds
+            self.maxPixels = maxPixels
+            self.maxFrameRate = maxFrameRate
+            self.maxStreams = maxStreams
+            self.maxAudioChannels = maxAudioChannels
+            self.maxClips = maxClips
+            self.overLength = overLength
+        }
+
+        /// `maxClips` and `overLength` may be absent (older presets): 20 and `reject`.
+        public init(from decoder: any Swift.Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(maxBytes: try c.decode(Int64.self, forKey: .maxBytes),
+                      maxDurationSeconds: try c.decode(Double.self, forKey: .maxDurationSeconds),
+                      maxPixels: try c.decode(Int.self, forKey: .maxPixels),
+                      maxFrameRate: try c.decode(Double.self, forKey: .maxFrameRate),
+                      maxStreams: try c.decode(Int.self, forKey: .maxStreams),
+                      maxAudioChannels: try c.decode(Int.self, forKey: .maxAudioChannels),
+                      maxClips: try c.decodeIfPresent(Int.self, forKey: .maxClips) ?? 20,
+                      overLength: try c.decodeIfPresent(OverLength.self, forKey: .overLength) ?? .reject)
+        }
     }
 }
 
@@ -174,6 +243,7 @@ extension Preset {
         guard limits.maxFrameRate > 0 else { throw fail("limits.maxFrameRate", "must be positive") }
         guard limits.maxStreams > 0 else { throw fail("limits.maxStreams", "must be positive") }
         guard limits.maxAudioChannels > 0 else { throw fail("limits.maxAudioChannels", "must be positive") }
+        guard (1...100).contains(limits.maxClips) else { throw fail("limits.maxClips", "must be 1...100") }
     }
 
     /// Canonical JSON (sorted keys), as written to `Presets/` and hashed.

@@ -1,10 +1,10 @@
 import Foundation
 
 /// JSON decoding that rejects fields the schema does not know, and explains errors by path.
-enum StrictJSON {
-    struct UnknownField: Error { var path: String }
+public enum StrictJSON {
+    public struct UnknownField: Error { public var path: String }
 
-    static func decode<T: Decodable & Encodable>(_ type: T.Type, from data: Data) throws -> T {
+    public static func decode<T: Decodable & Encodable>(_ type: T.Type, from data: Data) throws -> T {
         let value = try JSONDecoder().decode(T.self, from: data)
         // Round-trip: any key present in the input but absent from the re-encoded value is unknown.
         let known = try JSONSerialization.jsonObject(with: JSONEncoder().encode(value))
@@ -28,7 +28,7 @@ enum StrictJSON {
         return nil
     }
 
-    static func explain(_ error: DecodingError) -> (field: String, reason: String) {
+    public static func explain(_ error: DecodingError) -> (field: String, reason: String) {
         func render(_ path: [CodingKey]) -> String {
             path.reduce("") { partial, key in
                 if let index = key.intValue { return "\(partial)[\(index)]" }

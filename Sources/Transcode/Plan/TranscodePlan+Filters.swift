@@ -1,34 +1,64 @@
 /// The libavfilter graph descriptions the plan implies. Labels: inputs `in0`…, outputs `out0`….
+///
+/// Video flows through two graphs: one per clip (``clipVideoFilter(_:)``: constant frame rate,
+/// trim, upright, SDR BT.709, fitted to the output frame), then one shared fan-out
+/// (``videoFilterGraph``) to every rung and thumbnail. Audio likewise: one per clip
+/// (``clipAudioFilter(_:)``), the music (``musicFilter``), then the mix (``audioFilterGraph``).
 extension TranscodePlan {
     /// Sink order in ``videoFilterGraph``: one per rung, then the poster and storyboard branches.
     public var posterSinkIndex: Int { rungs.count }
     public var storyboardSinkIndex: Int { rungs.count + 1 }
 
-    /// Normalise once (constant frame rate, upright, SDR BT.709), then fan out to every rung and
-    /// thumbnail. Rung scalers only resize (and fix the range), so a rung at the normalised size is
-    /// a pass-through.
-    public var videoFilterGraph: String {
-        var normalize = ["fps=fps=\(frameRate):start_time=0"]
-        switch rotation {
-        case 90: normalize.append("transpose=clock")
-        case 180: normalize.append("hflip,vflip")
-        case 270: normalize.append("transpose=cclock")
+    private var sampleFormat: String {
+        "aformat=sample_fmts=fltp:sample_rates=\(audio.sampleRate):channel_layouts=stereo"
+    }
+
+    /// Normalises one clip: CFR on its own timeline, trimmed on that frame grid, upright, SDR
+    /// BT.709 and, when clips are joined, fitted to the output frame as 8-bit 4:2:0.
+    public func clipVideoFilter(_ clip: PlannedClip) -> String {
+        var chain = ["fps=fps=\(frameRate):start_time=0"]
+        if clip.startFrame > 0 || clip.endFrame != nil {
+            // After `fps` the time base is 1/frameRate, so pts are frame numbers: an exact cut.
+            let window = [clip.startFrame > 0 ? "start_pts=\(clip.startFrame)" : nil, clip.endFrame.map { "end_pts=\($0)" }]
+            chain.append("trim=" + window.compactMap { $0 }.joined(separator: ":") + ",setpts=PTS-STARTPTS")
+        }
+        switch clip.rotation {
+        case 90: chain.append("transpose=clock")
+        case 180: chain.append("hflip,vflip")
+        case 270: chain.append("transpose=cclock")
         default: break
         }
-        switch toneMapFrom {
+        switch clip.toneMapFrom {
         case .sdr:
             // Only a source in another matrix pays for a conversion, and only once (not per rung).
-            if sourceColorMatrix != "bt709" {
-                normalize.append("scale=in_color_matrix=\(sourceColorMatrix):out_color_matrix=bt709")
+            if clip.sourceColorMatrix != "bt709" {
+                chain.append("scale=in_color_matrix=\(clip.sourceColorMatrix):out_color_matrix=bt709")
             }
         case .hlg, .pq:
-            let transfer = toneMapFrom == .hlg ? "arib-std-b67" : "smpte2084"
-            normalize.append("zscale=tin=\(transfer):min=bt2020nc:pin=bt2020:t=linear:npl=100,format=gbrpf32le,"
+            let transfer = clip.toneMapFrom == .hlg ? "arib-std-b67" : "smpte2084"
+            chain.append("zscale=tin=\(transfer):min=bt2020nc:pin=bt2020:t=linear:npl=100,format=gbrpf32le,"
                 + "zscale=p=bt709,tonemap=tonemap=hable:desat=0,zscale=t=bt709:m=bt709:r=tv")
         }
+        if clip.conform {
+            let w = displayWidth, h = displayHeight
+            switch clipFit {
+            case .fit:
+                chain.append("scale=w=\(w):h=\(h):force_original_aspect_ratio=decrease:force_divisible_by=2:out_range=tv,"
+                    + "pad=w=\(w):h=\(h):x=(ow-iw)/2:y=(oh-ih)/2:color=black")
+            case .fill:
+                chain.append("scale=w=\(w):h=\(h):force_original_aspect_ratio=increase:out_range=tv,crop=w=\(w):h=\(h)")
+            }
+            chain.append("setsar=1,format=yuv420p")
+        }
+        return "[in0]" + chain.joined(separator: ",") + "[out0]"
+    }
+
+    /// Fans the normalised timeline out to every rung and thumbnail. Rung scalers only resize
+    /// (and fix the range), so a rung at the frame's own size is a pass-through.
+    public var videoFilterGraph: String {
         let branches = rungs.count + 2
         let labels = (0..<branches).map { "[v\($0)]" }.joined()
-        var graph = "[in0]" + normalize.joined(separator: ",") + ",split=\(branches)\(labels)"
+        var graph = "[in0]split=\(branches)\(labels)"
         for (index, rung) in rungs.enumerated() {
             graph += ";[v\(index)]scale=w=\(rung.width):h=\(rung.height):flags=bicubic:out_range=tv,"
                 + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709[out\(index)]"
@@ -42,20 +72,64 @@ extension TranscodePlan {
         return graph
     }
 
-    /// Audio: resample to the output rate and layout, fill gaps, start at zero, normalise loudness
-    /// (`loudnorm`, single pass, EBU R128); silence when the source has none. The graph never ends
-    /// by itself (`apad`): the pipeline trims it to the video.
-    public var audioFilterGraph: String {
-        let format = "aformat=sample_fmts=fltp:sample_rates=\(audio.sampleRate):channel_layouts=stereo"
-        if audio.fromSource {
-            var chain = ["aresample=\(audio.sampleRate):async=1:first_pts=0", format]
-            if let target = audio.loudnessLUFS {
-                // loudnorm works at 192 kHz internally; bring it back to the output rate.
-                chain += ["loudnorm=I=\(target):TP=\(audio.truePeakDBTP):LRA=11", "aresample=\(audio.sampleRate)", format]
-            }
-            return "[in0]" + (chain + ["apad"]).joined(separator: ",") + "[out0]"
+    /// One clip's sound: resampled to the output rate and layout with gaps filled so sample
+    /// position is time, trimmed to the same frame window as the clip's video.
+    public func clipAudioFilter(_ clip: PlannedClip) -> String {
+        var chain = ["aresample=\(audio.sampleRate):async=1:first_pts=0", sampleFormat]
+        if clip.startFrame > 0 || clip.endFrame != nil {
+            let window = [clip.startFrame > 0 ? "start_pts=\(samples(forFrames: clip.startFrame))" : nil,
+                          clip.endFrame.map { "end_pts=\(samples(forFrames: $0))" }]
+            chain.append("atrim=" + window.compactMap { $0 }.joined(separator: ":") + ",asetpts=PTS-STARTPTS")
         }
-        return "anullsrc=r=\(audio.sampleRate):cl=stereo,\(format)[out0]"
+        return "[in0]" + chain.joined(separator: ",") + "[out0]"
+    }
+
+    /// The sound track from its offset, at the output rate and layout.
+    public var musicFilter: String? {
+        guard let music else { return nil }
+        var chain = ["aresample=\(audio.sampleRate):async=1:first_pts=0", sampleFormat]
+        let skip = Int64((music.offsetSeconds * Double(audio.sampleRate)).rounded())
+        if skip > 0 { chain.append("atrim=start_pts=\(skip),asetpts=PTS-STARTPTS") }
+        return "[in0]" + chain.joined(separator: ",") + "[out0]"
+    }
+
+    /// Inputs of ``audioFilterGraph``, in label order: the clips' sound, then the music.
+    public var mixInputs: (clipSound: Int?, music: Int?) {
+        let clip = audio.clipSound ? 0 : nil
+        let music = music == nil ? nil : (audio.clipSound ? 1 : 0)
+        return (clip, music)
+    }
+
+    /// The final mix: clip sound and music at their gains, summed (`amerge` + `pan`: both inputs
+    /// always cover the same span, and unlike `amix` nothing queued is dropped at the end), then
+    /// loudness normalisation (`loudnorm`, single pass, EBU R128). Silence when there is no
+    /// sound at all. The graph never ends by itself (`apad`): the pipeline trims it to the video.
+    public var audioFilterGraph: String {
+        var tail = [String]()
+        if let target = audio.loudnessLUFS {
+            // loudnorm works at 192 kHz internally; bring it back to the output rate.
+            tail += ["loudnorm=I=\(target):TP=\(audio.truePeakDBTP):LRA=11", "aresample=\(audio.sampleRate)", sampleFormat]
+        }
+        tail.append("apad")
+        let inputs = mixInputs
+        func gain(_ db: Double) -> String { "volume=volume=\(db)dB" }
+        switch (inputs.clipSound, inputs.music, music) {
+        case (let clip?, let track?, let music?):
+            return "[in\(clip)]\(gain(music.clipGainDB))[c];[in\(track)]\(gain(music.musicGainDB))[m];"
+                + "[c][m]amerge=inputs=2,pan=stereo|c0=c0+c2|c1=c1+c3,\(sampleFormat),"
+                + tail.joined(separator: ",") + "[out0]"
+        case (nil, let track?, let music?):
+            return "[in\(track)]" + ([gain(music.musicGainDB)] + tail).joined(separator: ",") + "[out0]"
+        case (let clip?, _, _):
+            return "[in\(clip)]" + tail.joined(separator: ",") + "[out0]"
+        default:
+            return "anullsrc=r=\(audio.sampleRate):cl=stereo,\(sampleFormat)[out0]"
+        }
+    }
+
+    /// Fades the last `samples` samples of the music out to silence.
+    func musicFadeFilter(samples: Int64) -> String {
+        "[in0]afade=type=out:start_sample=0:nb_samples=\(max(1, samples)),\(sampleFormat)[out0]"
     }
 
     /// Scales the chosen poster frame to every poster size as full-range JPEG input.

@@ -4,18 +4,18 @@
 /// normalisation filter graph, thumbnail layout — so it can be tested as a value and recorded
 /// in the output manifest.
 public struct TranscodePlan: Sendable, Codable, Equatable {
-    public var source: SourceProbe
+    /// The clips, in timeline order; a plain video file is a one-clip upload.
+    public var clips: [PlannedClip]
+    /// The sound track laid under the clips, if the upload has one.
+    public var music: PlannedMusic?
     public var presetName: String
     public var presetHash: String
-    /// Upright output picture size before scaling to rungs.
+    /// The output frame (upright, before scaling to rungs): the first clip's shape and size,
+    /// its short side capped at the top preset rung's.
     public var displayWidth: Int
     public var displayHeight: Int
-    /// Clockwise rotation applied to the decoded frames.
-    public var rotation: Int
-    /// Tone mapping applied, or `.sdr` when the source already is SDR.
-    public var toneMapFrom: DynamicRange
-    /// The source's YUV matrix (`bt601`, `bt709`, …); converted to BT.709 once, before the fan-out.
-    public var sourceColorMatrix: String
+    /// How clips of another shape are fitted into the frame.
+    public var clipFit: Preset.ClipFit
     public var frameRate: Int
     public var gopFrames: Int
     public var rungs: [PlannedRung]
@@ -28,6 +28,9 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var level: String
     public var encoderPreset: String
     public var maxDurationSeconds: Double
+    public var overLength: Preset.OverLength
+    /// Joined length estimated from the container headers and trims (decoding decides the real one).
+    public var estimatedSeconds: Double
 
     public struct PlannedRung: Sendable, Codable, Equatable {
         public var name: String
@@ -39,8 +42,9 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     }
 
     public struct PlannedAudio: Sendable, Codable, Equatable {
-        /// False when the source has no audio: a silent track is generated so every output has the same shape.
-        public var fromSource: Bool
+        /// True when the clips' own sound is part of the mix (some clip has audio and the music does
+        /// not replace it). With neither clip sound nor music, a silent track keeps every output alike.
+        public var clipSound: Bool
         public var sampleRate: Int
         public var channels: Int
         public var bitrateKbps: Int
@@ -67,38 +71,107 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
 }
 
 extension TranscodePlan {
-    /// Builds the plan, or throws the reason the source cannot be accepted under the preset's limits.
+    /// Plans a one-file transcode.
     public static func make(probe: SourceProbe, preset: Preset) throws -> TranscodePlan {
-        guard let video = probe.video else { throw TranscodeError.noVideoStream(path: probe.path) }
-        // Image demuxers (image2, png_pipe, jpeg_pipe, …) mean a picture, not a recording.
-        if probe.container == "image2" || probe.container.hasSuffix("_pipe") {
-            throw TranscodeError.stillImage(path: probe.path)
-        }
-        try checkLimits(probe: probe, video: video, limits: preset.limits)
+        try make(clips: [ClipSource(path: probe.path)], probes: [probe], preset: preset)
+    }
 
-        let width = video.displayWidth, height = video.displayHeight
+    /// Builds the plan for `clips` (with their probes, in order) and an optional music track, or
+    /// throws the reason the upload cannot be accepted under the preset's limits.
+    public static func make(clips: [ClipSource], probes: [SourceProbe], music: MusicSource? = nil,
+                            musicProbe: SourceProbe? = nil, preset: Preset) throws -> TranscodePlan {
+        precondition(!clips.isEmpty && clips.count == probes.count, "one probe per clip")
+        let limits = preset.limits
+        let frameRate = preset.video.frameRate
+        let uploadPath = clips.count == 1 ? probes[0].path : directory(of: probes[0].path)
+        if clips.count > limits.maxClips {
+            throw TranscodeError.limitExceeded(path: uploadPath, limit: "clips", measured: "\(clips.count) clips",
+                                               allowed: "\(limits.maxClips)")
+        }
+        var videos: [VideoStreamInfo] = []
+        for probe in probes {
+            guard let video = probe.video else { throw TranscodeError.noVideoStream(path: probe.path) }
+            // Image demuxers (image2, png_pipe, jpeg_pipe, …) mean a picture, not a recording.
+            if probe.container == "image2" || probe.container.hasSuffix("_pipe") {
+                throw TranscodeError.stillImage(path: probe.path)
+            }
+            try checkLimits(probe: probe, video: video, limits: limits)
+            videos.append(video)
+        }
+        if let musicProbe, musicProbe.audio == nil { throw TranscodeError.noAudioStream(path: musicProbe.path) }
+        let totalBytes = probes.reduce(musicProbe?.sizeBytes ?? 0) { $0 + $1.sizeBytes }
+        if totalBytes > limits.maxBytes {
+            throw TranscodeError.limitExceeded(path: uploadPath, limit: "size", measured: "\(totalBytes) bytes",
+                                               allowed: "\(limits.maxBytes) bytes")
+        }
+
+        // The output frame: the first clip's, capped at the top rung (the ladder never goes above it).
+        let first = videos[0]
+        let topShort = preset.rungs[preset.rungs.count - 1].shortSide
+        let frame = min(first.displayWidth, first.displayHeight) > topShort
+            ? fit(width: first.displayWidth, height: first.displayHeight, shortSide: topShort)
+            : PlannedSize(width: even(first.displayWidth), height: even(first.displayHeight))
+        let width = clips.count == 1 ? first.displayWidth : frame.width
+        let height = clips.count == 1 ? first.displayHeight : frame.height
+
+        let clipSound = music?.mode != .replace && probes.contains { $0.audio != nil }
+        var planned: [PlannedClip] = []
+        for (clip, (probe, video)) in zip(clips, zip(probes, videos)) {
+            let known = probe.durationSeconds
+            if known > 0, clip.startSeconds >= known {
+                throw TranscodeError.badTrim(path: probe.path, detail: String(
+                    format: "start %.3f s is at or past the end of the clip (%.3f s)", clip.startSeconds, known))
+            }
+            let end = known > 0 ? min(clip.endSeconds ?? known, known) : (clip.endSeconds ?? 0)
+            planned.append(PlannedClip(
+                source: probe,
+                startFrame: Int((clip.startSeconds * Double(frameRate)).rounded()),
+                endFrame: clip.endSeconds.map { Int(($0 * Double(frameRate)).rounded()) },
+                rotation: video.rotation,
+                toneMapFrom: video.dynamicRange,
+                sourceColorMatrix: video.effectiveColorMatrix,
+                conform: clips.count > 1,
+                usesSound: clipSound && probe.audio != nil,
+                estimatedSeconds: max(0, end - clip.startSeconds)))
+        }
+        var estimated = planned.reduce(0) { $0 + $1.estimatedSeconds }
+        if estimated > limits.maxDurationSeconds {
+            guard limits.overLength == .trim else {
+                let joined = clips.count > 1 ? " (\(clips.count) clips joined, from headers)" : ""
+                throw TranscodeError.limitExceeded(path: uploadPath, limit: "duration",
+                                                   measured: String(format: "%.2f s", estimated) + joined,
+                                                   allowed: String(format: "%.0f s", limits.maxDurationSeconds))
+            }
+            estimated = limits.maxDurationSeconds
+        }
+
+        var plannedMusic: PlannedMusic?
+        if let music, let musicProbe {
+            plannedMusic = PlannedMusic(source: musicProbe, offsetSeconds: music.offsetSeconds, mode: music.mode,
+                                        clipGainDB: music.clipGainDB, musicGainDB: music.musicGainDB, loop: music.loop,
+                                        fadeOutSeconds: music.fadeOutSeconds)
+        }
         let rungs = ladder(width: width, height: height, rungs: preset.rungs)
         let top = rungs[rungs.count - 1]
         let posterSides = preset.thumbnails.posterShortSides.map { min($0, min(top.width, top.height)) }
         let posters = Array(Set(posterSides)).sorted().map { fit(width: width, height: height, shortSide: $0) }
         let cell = fit(width: width, height: height, shortSide: preset.thumbnails.storyboardShortSide)
         let interval = preset.thumbnails.storyboardIntervalSeconds
-        let cells = max(1, Int((probe.durationSeconds / Double(interval)).rounded(.up)))
+        let cells = max(1, Int((estimated / Double(interval)).rounded(.up)))
         let columns = min(preset.thumbnails.storyboardColumns, cells)
 
         return TranscodePlan(
-            source: probe,
+            clips: planned,
+            music: plannedMusic,
             presetName: preset.name,
             presetHash: preset.contentHash,
             displayWidth: width,
             displayHeight: height,
-            rotation: video.rotation,
-            toneMapFrom: video.dynamicRange,
-            sourceColorMatrix: video.effectiveColorMatrix,
-            frameRate: preset.video.frameRate,
-            gopFrames: preset.video.frameRate * preset.video.gopSeconds,
+            clipFit: preset.video.clipFit,
+            frameRate: frameRate,
+            gopFrames: frameRate * preset.video.gopSeconds,
             rungs: rungs,
-            audio: PlannedAudio(fromSource: probe.audio != nil, sampleRate: preset.audio.sampleRate,
+            audio: PlannedAudio(clipSound: clipSound, sampleRate: preset.audio.sampleRate,
                                 channels: preset.audio.channels, bitrateKbps: preset.audio.bitrateKbps,
                                 loudnessLUFS: preset.audio.loudnessLUFS, truePeakDBTP: preset.audio.truePeakDBTP),
             posters: posters,
@@ -108,19 +181,20 @@ extension TranscodePlan {
             initialSegmentSeconds: preset.video.initialSegmentSeconds,
             level: preset.video.level,
             encoderPreset: preset.video.encoderPreset,
-            maxDurationSeconds: preset.limits.maxDurationSeconds
+            maxDurationSeconds: limits.maxDurationSeconds,
+            overLength: limits.overLength,
+            estimatedSeconds: estimated
         )
+    }
+
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     static func checkLimits(probe: SourceProbe, video: VideoStreamInfo, limits: Preset.Limits) throws {
         func exceeded(_ limit: String, _ measured: String, _ allowed: String) -> TranscodeError {
             .limitExceeded(path: probe.path, limit: limit, measured: measured, allowed: allowed)
-        }
-        if probe.sizeBytes > limits.maxBytes {
-            throw exceeded("size", "\(probe.sizeBytes) bytes", "\(limits.maxBytes) bytes")
-        }
-        if probe.durationSeconds > limits.maxDurationSeconds {
-            throw exceeded("duration", String(format: "%.2f s", probe.durationSeconds), String(format: "%.0f s", limits.maxDurationSeconds))
         }
         if video.width * video.height > limits.maxPixels || video.width <= 0 || video.height <= 0 {
             throw exceeded("resolution", "\(video.width)x\(video.height)", "\(limits.maxPixels) pixels")
@@ -174,6 +248,15 @@ extension TranscodePlan {
             start += seconds * frameRate
         }
         return index >= start && (index - start) % (segmentSeconds * frameRate) == 0
+    }
+
+    /// Number of output frames in `seconds`, the most the timeline may hold (trim) or the first
+    /// frame count that is over the limit (reject, allowing the last frame's own duration).
+    public var maxFrames: Int { Int((maxDurationSeconds * Double(frameRate)).rounded(.down)) }
+
+    /// Audio samples that cover `frames` video frames exactly.
+    public func samples(forFrames frames: Int) -> Int64 {
+        Int64(frames) * Int64(audio.sampleRate) / Int64(frameRate)
     }
 
     /// True when output frame `index` must be a keyframe.

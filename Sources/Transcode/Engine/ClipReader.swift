@@ -1,0 +1,168 @@
+import Foundation
+internal import CFFmpeg
+
+/// One clip's source end of the pipeline: demux → decode → the clip's normalise graphs.
+///
+/// ``next()`` hands out the clip's normalised video frames (on its own 1/frameRate grid from 0)
+/// and sound (48 kHz stereo planar float, gaps filled, so sample position is time), interleaved
+/// as they come. Each packet is decoded once; the file is closed when the reader goes away.
+final class ClipReader {
+    enum Output {
+        case video(Frame)
+        case audio(Frame)
+    }
+
+    private let plan: TranscodePlan
+    private let clip: PlannedClip
+    private let input: InputContext
+    private let videoStream: Int
+    private let audioStream: Int?
+    private let videoDecoder: Decoder
+    private let audioDecoder: Decoder?
+    private var videoGraph: FilterGraph?
+    private var audioGraph: FilterGraph?
+
+    private let packet = Packet()
+    private let decoded = Frame()
+    private let output = Frame()
+    private let videoOffset: Int64
+    private let audioOffset: Int64
+    private var lastVideoEnd: Int64 = 0
+    private var lastAudioEnd: Int64 = 0
+    private var atEndOfFile = false
+    private var videoDone = false
+    private var audioDone: Bool
+    private(set) var framesDecoded = 0
+    private(set) var framesOut = 0
+    private var samplesOut: Int64 = 0
+    private(set) var damaged = 0
+
+    var path: String { clip.source.path }
+
+    init(clip: PlannedClip, plan: TranscodePlan) throws {
+        self.plan = plan
+        self.clip = clip
+        let input = try InputContext(path: clip.source.path)
+        guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
+        videoStream = video
+        videoDecoder = try Decoder(input: input, streamIndex: video)
+        let audioIndex = clip.usesSound ? input.bestStream(AVMEDIA_TYPE_AUDIO) : nil
+        audioStream = audioIndex
+        audioDecoder = try audioIndex.map { try Decoder(input: input, streamIndex: $0) }
+        audioDone = audioIndex == nil
+        // Every stream is shifted by the same amount so the earliest starts at zero and sync holds.
+        let start = Int64((input.startSeconds * Double(cff_time_base())).rounded())
+        videoOffset = av_rescale_q(start, cff_time_base_q(), videoDecoder.timeBase)
+        audioOffset = audioDecoder.map { av_rescale_q(start, cff_time_base_q(), $0.timeBase) } ?? 0
+        self.input = input
+    }
+
+    /// The next normalised frame, or nil when the clip is over: its video has ended and its
+    /// sound covers the video (or has ended too).
+    func next() throws -> Output? {
+        while true {
+            if !videoDone, let graph = videoGraph {
+                switch try graph.pull(0, into: output) {
+                case .ready:
+                    framesOut += 1
+                    return .video(output)
+                case .endOfStream: videoDone = true
+                case .needsInput: videoDone = atEndOfFile
+                }
+            }
+            if !audioDone, let graph = audioGraph {
+                switch try graph.pull(0, into: output) {
+                case .ready:
+                    samplesOut += Int64(output.pointer.pointee.nb_samples)
+                    return .audio(output)
+                case .endOfStream: audioDone = true
+                case .needsInput: audioDone = atEndOfFile
+                }
+            }
+            // A trimmed clip ends early; read on only while its sound is behind its video.
+            if videoDone, audioDone || samplesOut >= plan.samples(forFrames: framesOut) { return nil }
+            if atEndOfFile {
+                if videoGraph == nil { videoDone = true }
+                if audioGraph == nil { audioDone = true }
+                continue
+            }
+            try readPacket()
+        }
+    }
+
+    private func readPacket() throws {
+        guard try input.read(into: packet) else {
+            atEndOfFile = true
+            try videoDecoder.send(nil)
+            try receiveVideo()
+            if let videoGraph { try videoGraph.close(at: lastVideoEnd) }
+            if let audioDecoder {
+                try audioDecoder.send(nil)
+                try receiveAudio(audioDecoder)
+            }
+            if let audioGraph { try audioGraph.close(at: lastAudioEnd) }
+            guard framesDecoded > 0 else {
+                throw TranscodeError.corruptInput(path: path, detail: "no decodable video frames (\(damaged) damaged packets)")
+            }
+            return
+        }
+        if packet.streamIndex == videoStream, !videoDone {
+            if !(try videoDecoder.send(packet)) { damaged += 1 }
+            try receiveVideo()
+        } else if packet.streamIndex == audioStream, !audioDone, let audioDecoder {
+            if !(try audioDecoder.send(packet)) { damaged += 1 }
+            try receiveAudio(audioDecoder)
+        }
+    }
+
+    private func receiveVideo() throws {
+        while try videoDecoder.receive(into: decoded, damaged: &damaged) == .ready {
+            let f = decoded.pointer
+            let timestamp = f.pointee.best_effort_timestamp
+            guard timestamp != cff_nopts() else { damaged += 1; continue }
+            f.pointee.pts = timestamp - videoOffset
+            f.pointee.pict_type = AV_PICTURE_TYPE_NONE
+            lastVideoEnd = max(lastVideoEnd, f.pointee.pts + max(cff_frame_duration(f), 1))
+            if videoGraph == nil { videoGraph = try makeVideoGraph(f) }
+            try videoGraph!.push(decoded)
+            framesDecoded += 1
+        }
+    }
+
+    private func makeVideoGraph(_ f: UnsafeMutablePointer<AVFrame>) throws -> FilterGraph {
+        let tb = videoDecoder.timeBase
+        let sar = f.pointee.sample_aspect_ratio.num > 0 ? f.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
+        let arguments = "video_size=\(f.pointee.width)x\(f.pointee.height):pix_fmt=\(f.pointee.format)"
+            + ":time_base=\(tb.num)/\(tb.den):pixel_aspect=\(sar.num)/\(sar.den)"
+        return try FilterGraph(description: plan.clipVideoFilter(clip),
+                               sources: [FilterGraph.Source(filter: "buffer", arguments: arguments)], sinks: ["buffersink"])
+    }
+
+    private func receiveAudio(_ decoder: Decoder) throws {
+        while try decoder.receive(into: decoded, damaged: &damaged) == .ready {
+            let f = decoded.pointer
+            let timestamp = f.pointee.best_effort_timestamp
+            guard timestamp != cff_nopts(), f.pointee.sample_rate > 0 else { continue }
+            f.pointee.pts = timestamp - audioOffset
+            f.pointee.time_base = decoder.timeBase
+            if audioGraph == nil { audioGraph = try FilterGraph.audio(description: plan.clipAudioFilter(clip), firstFrame: decoded) }
+            try audioGraph!.push(decoded)
+            lastAudioEnd = f.pointee.pts + av_rescale_q(
+                Int64(f.pointee.nb_samples), AVRational(num: 1, den: f.pointee.sample_rate), decoder.timeBase)
+        }
+    }
+}
+
+extension FilterGraph {
+    /// A one-input audio graph whose `abuffer` matches `frame` (its rate, format, layout and time base).
+    static func audio(description: String, firstFrame frame: Frame) throws -> FilterGraph {
+        let f = frame.pointer.pointee
+        var layout = [CChar](repeating: 0, count: 64)
+        cff_frame_layout_describe(frame.pointer, &layout, layout.count)
+        let format = av_get_sample_fmt_name(AVSampleFormat(rawValue: f.format)).map { String(cString: $0) } ?? "fltp"
+        let arguments = "time_base=\(f.time_base.num)/\(f.time_base.den):sample_rate=\(f.sample_rate)"
+            + ":sample_fmt=\(format):channel_layout=\(String(cString: layout))"
+        return try FilterGraph(description: description, sources: [Source(filter: "abuffer", arguments: arguments)],
+                               sinks: ["abuffersink"])
+    }
+}

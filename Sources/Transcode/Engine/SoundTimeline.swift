@@ -1,0 +1,121 @@
+internal import CFFmpeg
+
+/// Lays the clips' sound and the music on the video timeline, sample-exact.
+///
+/// This is where joined clips keep sync: each clip's sound is held back until its video has
+/// reached it, then cut or padded with silence to exactly the clip's video length
+/// (`frames × rate / frameRate` samples), so every join lands on the same instant in both
+/// streams. Music follows the timeline too, one fade length behind, so the fade-out can end
+/// exactly where the video ends.
+final class SoundTimeline {
+    private let plan: TranscodePlan
+    private let mix: AudioTrack
+    private let music: MusicTrack?
+    private let fadeSamples: Int64
+    private let pending: AudioFIFO
+    /// Timeline sample where the current clip starts, and how much of it has gone to the mix.
+    private var clipStart: Int64 = 0
+    private var clipForwarded: Int64 = 0
+    private var clipHasSound = false
+    private var musicPushed: Int64 = 0
+
+    init(plan: TranscodePlan, mix: AudioTrack, music: MusicTrack?) {
+        self.plan = plan
+        self.mix = mix
+        self.music = music
+        fadeSamples = Int64(((plan.music?.fadeOutSeconds ?? 0) * Double(plan.audio.sampleRate)).rounded())
+        pending = AudioFIFO(sampleRate: plan.audio.sampleRate, channels: plan.audio.channels)
+    }
+
+    /// Starts a clip at timeline frame `frame`; `hasSound`: it will deliver its own sound.
+    func beginClip(atFrame frame: Int, hasSound: Bool) throws {
+        clipStart = plan.samples(forFrames: frame)
+        clipForwarded = 0
+        clipHasSound = hasSound
+        try pending.drop()
+    }
+
+    /// Adds normalised clip sound (48 kHz stereo planar, position = time from the clip's start).
+    func addClipSound(_ frame: Frame) throws {
+        guard plan.audio.clipSound, clipHasSound else { return }
+        try pending.write(frame)
+    }
+
+    /// The clip's video has reached `clipFrames` (and the timeline `timelineFrames`): forward what
+    /// is now known to belong to the timeline.
+    func advance(clipFrames: Int, timelineFrames: Int) throws {
+        try forwardClipSound(upTo: plan.samples(forFrames: clipFrames), padding: !clipHasSound)
+        try feedMusic(upTo: plan.samples(forFrames: timelineFrames) - fadeSamples)
+    }
+
+    /// Ends the clip at `clipFrames`: its sound is cut there or padded with silence to it.
+    func endClip(clipFrames: Int) throws {
+        try forwardClipSound(upTo: plan.samples(forFrames: clipFrames), padding: true)
+    }
+
+    /// Ends the timeline at `frames`: the music's last `fadeOut` seconds fade to silence, and every
+    /// mix input ends there.
+    func finish(frames: Int) throws {
+        let total = plan.samples(forFrames: frames)
+        let fadeStart = max(musicPushed, total - fadeSamples)
+        try feedMusic(upTo: fadeStart)
+        if let music, total > fadeStart {
+            let fade = try FilterGraph(
+                description: plan.musicFadeFilter(samples: total - fadeStart),
+                sources: [FilterGraph.Source(filter: "abuffer", arguments:
+                    "time_base=1/\(plan.audio.sampleRate):sample_rate=\(plan.audio.sampleRate):sample_fmt=fltp:channel_layout=stereo")],
+                sinks: ["abuffersink"])
+            var position = fadeStart
+            while position < total {
+                let chunk = try music.frame(at: position, count: total - position)
+                chunk.pointer.pointee.pts = position - fadeStart
+                try fade.push(chunk)
+                position += Int64(chunk.pointer.pointee.nb_samples)
+            }
+            try fade.close(at: total - fadeStart)
+            let faded = Frame()
+            while try fade.pull(0, into: faded) == .ready {
+                faded.pointer.pointee.pts += fadeStart
+                try mix.pushMusic(faded)
+            }
+            musicPushed = total
+        }
+        // Every input runs one second of silence past the end before it closes, so no filter sees
+        // an input end while another still has samples queued; the encode stops at `total` anyway.
+        let margin = Int64(plan.audio.sampleRate)
+        var position = total
+        while position < total + margin {
+            let silence = try pending.silence(Int(min(4096, total + margin - position)), pts: position)
+            try mix.pushClipSound(silence)
+            try mix.pushMusic(silence)
+            position += Int64(silence.pointer.pointee.nb_samples)
+        }
+        try mix.closeInputs(at: total + margin)
+    }
+
+    private func forwardClipSound(upTo clipSamples: Int64, padding: Bool) throws {
+        guard plan.audio.clipSound else { return }
+        while clipForwarded < clipSamples {
+            let wanted = Int(min(clipSamples - clipForwarded, 4096))
+            let frame: Frame
+            if pending.count > 0 {
+                frame = try pending.read(wanted, pts: clipStart + clipForwarded)
+            } else if padding {
+                frame = try pending.silence(wanted, pts: clipStart + clipForwarded)
+            } else {
+                return
+            }
+            clipForwarded += Int64(frame.pointer.pointee.nb_samples)
+            try mix.pushClipSound(frame)
+        }
+    }
+
+    private func feedMusic(upTo samples: Int64) throws {
+        guard let music else { return }
+        while musicPushed < samples {
+            let frame = try music.frame(at: musicPushed, count: samples - musicPushed)
+            musicPushed += Int64(frame.pointer.pointee.nb_samples)
+            try mix.pushMusic(frame)
+        }
+    }
+}
