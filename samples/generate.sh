@@ -41,12 +41,12 @@ ls -l
 mkdir -p upload
 mark="drawbox=c=white:t=fill:enable='between(t,1,1.099)'"
 beep() { echo "aevalsrc=if(between(t\\,1\\,1.1)\\,0.5*sin(2*PI*1000*t)\\,0):s=$1:d=$2"; }
-ff -f lavfi -i "color=c=0x303030:s=360x640:r=30:d=3,drawbox=x=0:y=0:w=iw:h=80:color=red:t=fill,$mark,transpose=cclock" \
+ff -f lavfi -i "color=c=0x101010:s=360x640:r=30:d=3,drawbox=x=0:y=0:w=iw:h=80:color=red:t=fill,$mark,transpose=cclock" \
    -f lavfi -i "$(beep 48000 3)" -c:v libx264 -preset veryfast -crf 30 -pix_fmt yuv420p -c:a aac -b:a 64k -ac 2 upload/clip1.mp4
 python3 set_rotation.py upload/clip1.mp4
-ff -f lavfi -i "color=c=0x303050:s=640x360:r=60:d=3,$mark" -f lavfi -i "$(beep 44100 3)" \
+ff -f lavfi -i "color=c=0x101030:s=640x360:r=60:d=3,$mark" -f lavfi -i "$(beep 44100 3)" \
    -c:v libx264 -preset veryfast -crf 30 -pix_fmt yuv420p -c:a aac -b:a 48k -ac 1 upload/clip2.mp4
-ff -f lavfi -i "color=c=0x305030:s=480x480:r=25:d=2,$mark" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -b:v 100k upload/clip3.webm
+ff -f lavfi -i "color=c=0x103010:s=480x480:r=25:d=2,$mark" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -b:v 100k upload/clip3.webm
 # Music: a chord that changes every second, 8 s, Vorbis.
 ff -f lavfi -i "aevalsrc=0.2*sin(2*PI*(220+55*floor(t))*t)+0.1*sin(2*PI*(330+55*floor(t))*t):s=44100:d=8" \
    -ac 2 -c:a libvorbis -q:a 2 upload/music.ogg

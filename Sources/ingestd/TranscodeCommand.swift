@@ -7,8 +7,14 @@ import Transcode
 struct TranscodeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "transcode",
-        abstract: "Transcode one video file into an HLS ladder, an MP4 and thumbnails.",
+        abstract: "Transcode a video file, or join an upload's clips and sound track, into an HLS ladder, an MP4 and thumbnails.",
         discussion: """
+        INPUT is a video file, or an upload directory: clip files, an optional sound track and an
+        upload.json naming them in order (with trims, the track's offset, replace or mix, gains,
+        loop) — see the README. Clips are joined in one pass, each normalised on the way in
+        (upright, 30 fps, SDR, fitted into the first clip's frame, 48 kHz stereo); the output
+        duration is the sum of the trimmed clips.
+
         OUT is created atomically: files are written to a hidden staging directory beside it and
         renamed into place when everything is done, so OUT never holds a partial result. OUT must
         not exist (or be empty).
@@ -23,11 +29,12 @@ struct TranscodeCommand: AsyncParsableCommand {
 
         Examples:
           ingestd transcode samples/portrait_rotated.mp4 --out out/portrait
+          ingestd transcode samples/upload --out out/merged
           ingestd transcode clip.mov --out /srv/cdn/abc123 --preset Presets/default.json --json
         """
     )
 
-    @Argument(help: "The video file to transcode.")
+    @Argument(help: "The video file or upload directory (with upload.json) to transcode.")
     var input: String
 
     @Option(name: .long, help: ArgumentHelp("Output directory to create.", valueName: "dir"))

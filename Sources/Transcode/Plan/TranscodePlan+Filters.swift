@@ -107,8 +107,9 @@ extension TranscodePlan {
     public var audioFilterGraph: String {
         var tail = [String]()
         if let target = audio.loudnessLUFS {
-            // loudnorm works at 192 kHz internally; bring it back to the output rate.
-            tail += ["loudnorm=I=\(target):TP=\(audio.truePeakDBTP):LRA=11", "aresample=\(audio.sampleRate)", sampleFormat]
+            // loudnorm works at 192 kHz internally; bring it back to the output rate. Its ceiling sits
+            // 0.5 dB under the preset's, the headroom AAC's own overshoot takes (measured: ~0.4 dB).
+            tail += ["loudnorm=I=\(target):TP=\(audio.truePeakDBTP - 0.5):LRA=11", "aresample=\(audio.sampleRate)", sampleFormat]
         }
         tail.append("apad")
         let inputs = mixInputs

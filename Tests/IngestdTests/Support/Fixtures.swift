@@ -61,4 +61,23 @@ actor Fixtures {
         }
         return path
     }
+
+    /// An upload directory of generated clips (name → ffmpeg arguments) and `manifest`, cached per run.
+    /// Files whose name starts with `rotated-` get a "rotate 90° clockwise" display matrix.
+    func upload(_ name: String, files: [String: [String]], manifest: String) throws -> String {
+        let directory = Paths.scratch("upload-\(name)")
+        if FileManager.default.fileExists(atPath: "\(directory)/upload.json") { return directory }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (file, arguments) in files {
+            let path = "\(directory)/\(file)"
+            let result = try Tool.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y"] + arguments + [path])
+            guard result.status == 0 else { throw Tool.ProbeFailure(message: "\(file): \(result.stderr)") }
+            if file.hasPrefix("rotated-") {
+                let patched = try Tool.run("python3", [Paths.sample("set_rotation.py"), path])
+                guard patched.status == 0 else { throw Tool.ProbeFailure(message: patched.stderr) }
+            }
+        }
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(directory)/upload.json"))
+        return directory
+    }
 }

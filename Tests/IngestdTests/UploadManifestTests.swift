@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+import Ingest
+import Transcode
+
+/// `upload.json` validation: every mistake is refused with the field it concerns, and nothing
+/// outside the upload directory is ever named as an input.
+@Suite struct UploadManifestTests {
+    /// A fresh upload directory holding two (tiny, not necessarily valid) media files.
+    func upload(_ manifest: String, name: String = #function) throws -> String {
+        let directory = Paths.scratch("upload-\(name.prefix { $0 != "(" })")
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: "\(directory)/clips", withIntermediateDirectories: true)
+        for file in ["a.mp4", "clips/b.mov", "song.m4a"] {
+            try Data(repeating: 0, count: 16).write(to: URL(fileURLWithPath: "\(directory)/\(file)"))
+        }
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(directory)/upload.json"))
+        return directory
+    }
+
+    func field(_ manifest: String, name: String = #function, prepare: (String) throws -> Void = { _ in }) throws -> String? {
+        let directory = try upload(manifest, name: name)
+        try prepare(directory)
+        do {
+            _ = try Upload.open(directory, limits: Preset.builtIn.limits)
+            return nil
+        } catch let error as IngestError {
+            guard case .badUpload(let path, let field, _) = error else { return "\(error)" }
+            #expect(path == "\(directory)/upload.json")
+            #expect(error.code == "bad_upload" && ExitStatus(for: error) == .badInput)
+            return field
+        }
+    }
+
+    @Test func aValidManifestResolvesEveryFileInsideTheUpload() throws {
+        let directory = try upload("""
+            {"id": "u-1", "clips": [{"file": "a.mp4"}, {"file": "clips/b.mov", "start": 0.5, "end": 2}],
+             "audio": {"file": "song.m4a", "offset": 3, "mode": "mix", "clipGain": -2, "musicGain": -9, "loop": true},
+             "metadata": {"caption": "hi", "nested": {"n": [1, true, null]}}}
+            """)
+        let upload = try Upload.open(directory, limits: Preset.builtIn.limits)
+        let real = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        #expect(upload.id == "u-1")
+        #expect(upload.clips == [ClipSource(path: "\(real)/a.mp4"), ClipSource(path: "\(real)/clips/b.mov", startSeconds: 0.5, endSeconds: 2)])
+        #expect(upload.music == MusicSource(path: "\(real)/song.m4a", offsetSeconds: 3, mode: .mix, clipGainDB: -2,
+                                            musicGainDB: -9, loop: true, fadeOutSeconds: 1))
+        #expect(upload.metadata["nested"] == .object(["n": .array([.number(1), .bool(true), .null])]))
+    }
+
+    @Test func aPlainFileIsAOneClipUpload() throws {
+        let upload = try Upload.open(Paths.sample("portrait_rotated.mp4"), limits: Preset.builtIn.limits)
+        #expect(upload.clips == [ClipSource(path: Paths.sample("portrait_rotated.mp4"))])
+        #expect(upload.id == nil && upload.music == nil)
+    }
+
+    @Test func schemaMistakesNameTheField() throws {
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4", "speed": 2}]}"#) == "clips[0].speed")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}], "extra": 1}"#) == "extra")
+        #expect(try field(#"{"clips": [{"file": "a.mp4"}]}"#) == "id")
+        #expect(try field(#"{"id": "x", "clips": [{"file": 3}]}"#) == "clips[0].file")
+        #expect(try field(#"{"id": "x", "clips": []}"#) == "clips")
+        #expect(try field(#"{"id": "../x", "clips": [{"file": "a.mp4"}]}"#) == "id")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}], "audio": {"file": "song.m4a", "mode": "blend"}}"#) == "audio.mode")
+        #expect(try field("{not json") == "(document)")
+    }
+
+    @Test func badTrimsAndLevelsNameTheField() throws {
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4", "start": -1}]}"#) == "clips[0].start")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}, {"file": "a.mp4", "start": 3, "end": 2}]}"#) == "clips[1].end")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4", "start": 1, "end": 1}]}"#) == "clips[0].end")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}], "audio": {"file": "song.m4a", "offset": -2}}"#) == "audio.offset")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}], "audio": {"file": "song.m4a", "musicGain": 40}}"#) == "audio.musicGain")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}], "audio": {"file": "song.m4a", "clipGain": -3}}"#) == "audio.clipGain",
+                "clipGain only means something when mixing")
+    }
+
+    @Test func pathsThatLeaveTheUploadAreRefused() throws {
+        #expect(try field(#"{"id": "x", "clips": [{"file": "../a.mp4"}]}"#) == "clips[0].file")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "clips/../../etc/passwd"}]}"#) == "clips[0].file")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "/etc/passwd"}]}"#) == "clips[0].file")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "missing.mp4"}]}"#) == "clips[0].file")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "clips"}]}"#) == "clips[0].file", "a directory is not a clip")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "upload.json"}]}"#) == "clips[0].file")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "out.mp4"}]}"#) { directory in
+            try FileManager.default.createSymbolicLink(atPath: "\(directory)/out.mp4", withDestinationPath: Paths.sample("portrait_rotated.mp4"))
+        } == "clips[0].file")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}], "audio": {"file": "dev"}}"#) { directory in
+            try FileManager.default.createSymbolicLink(atPath: "\(directory)/dev", withDestinationPath: "/dev/zero")
+        } == "audio.file")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "loop"}]}"#) { directory in
+            try FileManager.default.createSymbolicLink(atPath: "\(directory)/loop", withDestinationPath: "\(directory)/loop")
+        } == "clips[0].file")
+        // A link that stays inside the upload is fine.
+        #expect(try field(#"{"id": "x", "clips": [{"file": "again.mp4"}]}"#) { directory in
+            try FileManager.default.createSymbolicLink(atPath: "\(directory)/again.mp4", withDestinationPath: "a.mp4")
+        } == nil)
+    }
+
+    @Test func theManifestItselfMustBeASmallRegularFile() throws {
+        let huge = #"{"id": "x", "clips": [{"file": "a.mp4"}], "metadata": {"pad": ""# + String(repeating: "x", count: 70_000) + "\"}}"
+        #expect(try field(huge) == "(file)")
+        #expect(try field("{}") { directory in
+            try FileManager.default.removeItem(atPath: "\(directory)/upload.json")
+            try FileManager.default.createSymbolicLink(atPath: "\(directory)/upload.json", withDestinationPath: "/etc/hostname")
+        } == "(file)")
+        #expect(try field("{}") { directory in
+            try FileManager.default.removeItem(atPath: "\(directory)/upload.json")
+        } == "(file)")
+        let many = (0..<21).map { _ in #"{"file": "a.mp4"}"# }.joined(separator: ",")
+        #expect(try field(#"{"id": "x", "clips": [\#(many)]}"#) == "clips")
+    }
+}
