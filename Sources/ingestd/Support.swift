@@ -50,7 +50,10 @@ enum Report {
         let message = "\(error)"
         if json {
             let code = (error as? TranscodeError)?.code ?? (error as? IngestError)?.code ?? "internal"
-            let body: [String: Any] = ["error": ["code": code, "message": message, "exitStatus": Int(status.rawValue)]]
+            var detail: [String: Any] = ["code": code, "message": message, "exitStatus": Int(status.rawValue)]
+            if case .badUpload(_, let field, _) = error as? IngestError { detail["field"] = field }
+            if case .badPreset(_, let field, _) = error as? TranscodeError { detail["field"] = field }
+            let body: [String: Any] = ["error": detail]
             if let data = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]) {
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
             }

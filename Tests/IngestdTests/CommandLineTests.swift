@@ -74,6 +74,24 @@ import Transcode
         }
     }
 
+    @Test func anUploadDirectoryIsTranscodedAndItsMistakesAreReportedByField() throws {
+        let out = Paths.scratch("cli-upload")
+        let result = try ingestd(["transcode", Paths.sample("upload"), "--out", out, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let manifest = try JSONDecoder().decode(ReadyManifest.self, from: Data(result.stdout.utf8))
+        #expect(manifest.uploadID == "sample-upload-1" && manifest.sources.count == 3)
+
+        let bad = Paths.scratch("cli-bad-upload")
+        try FileManager.default.createDirectory(atPath: bad, withIntermediateDirectories: true)
+        try Data(#"{"id": "x", "clips": [{"file": "../../etc/passwd"}]}"#.utf8).write(to: URL(fileURLWithPath: "\(bad)/upload.json"))
+        let refused = try ingestd(["transcode", bad, "--out", Paths.scratch("cli-bad-upload-out"), "--json"])
+        #expect(refused.status == 65)
+        let body = try JSONSerialization.jsonObject(with: Data(refused.stdout.utf8)) as? [String: Any]
+        let error = try #require(body?["error"] as? [String: Any])
+        #expect(error["code"] as? String == "bad_upload" && error["field"] as? String == "clips[0].file")
+        #expect(refused.stderr.contains("upload.json: field 'clips[0].file'"))
+    }
+
     @Test func probeShowsThePlanWithoutEncoding() throws {
         let result = try ingestd(["probe", Paths.sample("portrait_rotated.mp4"), "--json"])
         #expect(result.status == 0)

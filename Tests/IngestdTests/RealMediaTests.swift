@@ -50,3 +50,40 @@ struct RealMediaTests {
         #expect(result.stderr.contains("no video stream"))
     }
 }
+
+/// The real recordings joined into one upload with the public-domain music (used only when present).
+@Suite(.enabled(if: Paths.sharedMedia != nil, "../shared/media is not present"))
+struct RealMediaUploadTests {
+    @Test func phoneRecordingsJoinWithMusicInOnePass() async throws {
+        let directory = Paths.scratch("upload-real")
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let files = ["phone_iphone6_h264_portrait_rot90_gps.mov", "phone_android12_4k60_portrait_rot90_vfr.mp4",
+                     "phone_android14_hevc_hlg10_colorchart.mp4", "video_bbb_vp9_642x642_noaudio.webm",
+                     "phone_ios_flir_thermal_portrait_vfr_mono44k.mp4", "audio_pd_brahms_hungarian_dance5_stereo44k.ogg"]
+        for file in files {
+            try FileManager.default.copyItem(atPath: "\(Paths.sharedMedia!)/\(file)", toPath: "\(directory)/\(file)")
+        }
+        try Data("""
+            {"id": "real", "clips": [
+               {"file": "\(files[0])", "start": 0.5, "end": 2.5}, {"file": "\(files[1])"}, {"file": "\(files[2])"},
+               {"file": "\(files[3])", "end": 2.0}, {"file": "\(files[4])", "end": 2.0}],
+             "audio": {"file": "\(files[5])", "offset": 10, "mode": "mix", "musicGain": -6}}
+            """.utf8).write(to: URL(fileURLWithPath: "\(directory)/upload.json"))
+        let output = try await Fixtures.shared.output(directory)
+        let mp4 = "\(output.directory)/video.mp4"
+        // The iPhone clip sets the frame: upright 320x568. Every other clip is fitted into it.
+        #expect(output.manifest.width == 320 && output.manifest.height == 568)
+        // Sum of the trimmed clips: 2 + 0.3127 + 0.3001 + 2 + 2 s, each on the 30 fps grid.
+        let expected = 2 + 0.3127 + 0.3001 + 2 + 2
+        #expect(abs(output.manifest.durationSeconds - expected) <= 2.0 / 30, "\(output.manifest.durationSeconds) s")
+        let streams = try Checks.streams(mp4)
+        let video = try #require(streams.first { $0.string("codec_type") == "video" })
+        let audio = try #require(streams.first { $0.string("codec_type") == "audio" })
+        #expect(video.string("color_transfer") == "bt709" && video.string("pix_fmt") == "yuv420p")
+        #expect(abs(audio.double("duration")! - video.double("duration")!) <= 1.0 / 30 + 0.001)
+        #expect(try Checks.frames(mp4).count == Int((output.manifest.durationSeconds * 30).rounded()))
+        let loudness = try LoudnessTests.loudness(mp4)
+        #expect(abs(loudness.integrated - -14) <= 1 && loudness.truePeak <= -1, "\(loudness)")
+    }
+}
