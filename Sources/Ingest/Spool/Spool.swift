@@ -42,9 +42,18 @@ public struct Spool: Sendable {
         (Array(directory.utf8) + [UInt8(ascii: "/")] + raw + [0]).map { CChar(bitPattern: $0) }
     }
 
+    /// Most entries one upload directory may hold.
+    static let maxUploadFiles = 1000
+    /// ``treeSize(_:)`` of a directory with more than ``maxUploadFiles`` entries.
+    static let tooManyFiles = Int64.max
+
+    /// Bytes under `path` (links not followed), or ``tooManyFiles`` once it holds more than
+    /// ``maxUploadFiles`` entries: a hostile upload cannot make every poll walk a huge tree.
     static func treeSize(_ path: String) -> Int64 {
-        var total: Int64 = 0
+        var total: Int64 = 0, count = 0
         for case let relative as String in FileManager.default.enumerator(atPath: path) ?? FileManager.DirectoryEnumerator() {
+            count += 1
+            if count > maxUploadFiles { return tooManyFiles }
             var info = stat()
             if lstat("\(path)/\(relative)", &info) == 0 { total += Int64(info.st_size) }
         }

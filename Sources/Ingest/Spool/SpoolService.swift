@@ -160,14 +160,16 @@ public actor SpoolService: Service {
         return started
     }
 
-    /// Complete means renamed in or closed after writing (inotify), or unchanged for `settleSeconds`.
+    /// Complete means renamed in (inotify names a directory only when it is moved in) or closed
+    /// after writing, or unchanged for `settleSeconds`. An upload already over the size limit is
+    /// taken at once, so one that keeps growing is refused instead of watched forever.
     private func isComplete(_ arrival: Spool.Arrival, now: Date) -> Bool {
+        if arrival.size > configuration.preset.limits.maxBytes + Int64(Upload.maxManifestBytes) { return true }
         guard let previous = seen[arrival.name], previous.size == arrival.size, previous.modified == arrival.modified else {
             seen[arrival.name] = (arrival.size, arrival.modified, now)
-            return completeNames.contains(arrival.name) && !arrival.isDirectory
+            return completeNames.contains(arrival.name)
         }
-        return completeNames.contains(arrival.name) && !arrival.isDirectory
-            || now.timeIntervalSince(previous.since) >= configuration.settleSeconds
+        return completeNames.contains(arrival.name) || now.timeIntervalSince(previous.since) >= configuration.settleSeconds
     }
 
     private func process(_ initial: JobRecord, lock: JobLock) async {
@@ -243,11 +245,22 @@ public actor SpoolService: Service {
         guard lstat(input, &info) == 0 else { return .rejected(code: "missing", message: "\(input): vanished") }
         let mode = info.st_mode & S_IFMT
         if mode == S_IFLNK { return .rejected(code: "symlink", message: "\(input): symbolic links are not accepted") }
+        let limit = configuration.preset.limits.maxBytes
         if mode == S_IFDIR {
-            return .rejected(code: "unsupported_upload", message: "\(input): multi-clip upload directories are not supported yet")
+            let size = Spool.treeSize(input)
+            if size == Spool.tooManyFiles {
+                return .rejected(code: "too_large", message: "\(input): more than \(Spool.maxUploadFiles) files in one upload")
+            }
+            if size > limit + Int64(Upload.maxManifestBytes) {
+                return .rejected(code: "too_large", message: "\(input): upload directory holds \(size) bytes, over the limit of \(limit) bytes")
+            }
+            var manifest = stat()
+            guard lstat("\(input)/\(Upload.manifestName)", &manifest) == 0 else {
+                return .rejected(code: "bad_upload", message: "\(input): an upload directory must contain \(Upload.manifestName)")
+            }
+            return nil  // the job validates upload.json field by field
         }
         guard mode == S_IFREG else { return .rejected(code: "not_a_file", message: "\(input): not a regular file") }
-        let limit = configuration.preset.limits.maxBytes
         if Int64(info.st_size) > limit {
             return .rejected(code: "too_large", message: "\(input): size \(info.st_size) bytes exceeds the limit of \(limit) bytes")
         }
