@@ -46,6 +46,7 @@ test: test-deps
 
 bench: release
 	Benchmarks/ladder.sh
+	Benchmarks/merge.sh
 	Benchmarks/daemon.sh
 	Benchmarks/reprocess.sh
 

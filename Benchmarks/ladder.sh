@@ -38,17 +38,7 @@ ffmpeg_ladder() {  # the same rate control as Presets/default.json
     -master_pl_name master.m3u8 -hls_segment_filename "$dir/%v/seg_%03d.m4s" "$dir/%v/index.m3u8"
 }
 
-measure() {  # measure LABEL COMMAND... → "wall_seconds max_rss_kb"
-  local label=$1; shift
-  local log="$OUT/time-$label.txt"
-  if ! /usr/bin/time -v "$@" > /dev/null 2> "$log"; then
-    echo "$label failed:" >&2; head -5 "$log" >&2; exit 1
-  fi
-  local wall rss
-  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; print s}' "$log")
-  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")
-  echo "$wall $rss"
-}
+source Benchmarks/lib.sh
 
 printf "%-8s %-4s %10s %12s\n" tool run wall_s peak_rss_MB
 best_i=""; best_f=""; i_rss=0; f_rss=0

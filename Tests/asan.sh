@@ -10,7 +10,7 @@ bin=.build-asan/debug/ingestd
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 Tests/fuzz/fuzz.py --seed 3 --count ${ASAN_MUTANTS:-12} --emit "$work/mutants"
-inputs=(samples/*.mp4 samples/*.webm "$work"/mutants/*)
+inputs=(samples/*.mp4 samples/*.webm samples/upload "$work"/mutants/*)
 if [ -d ../shared/media ]; then inputs+=(../shared/media/edge_* ../shared/media/derived_edge_*); fi
 ran=0; bad=0
 for f in "${inputs[@]}"; do

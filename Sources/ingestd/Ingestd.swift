@@ -7,23 +7,26 @@ struct Ingestd: AsyncParsableCommand {
         commandName: "ingestd",
         abstract: "Turns uploaded phone videos into HLS ladders, an MP4 and thumbnails, in-process with FFmpeg's libraries.",
         discussion: """
-        Every source is decoded once; the 360p/720p/1080p renditions, the progressive MP4, posters \
-        and storyboard all come from that one pass.
+        An upload is one video file, or a directory of recorded clips plus a sound track described \
+        by upload.json (see the README); clips are joined in sync on the way in. Every source is \
+        decoded once; the 360p/720p/1080p renditions, the progressive MP4, posters and storyboard \
+        all come from that one pass.
 
-        Start with `ingestd help transcode` (one file from the shell), `ingestd help watch` (the \
+        Start with `ingestd help transcode` (one upload from the shell), `ingestd help watch` (the \
         spool daemon) or `ingestd help reprocess` (re-encode an archive with a new preset).
 
         EXIT STATUS
           0   success
           64  usage error (bad flags or arguments)
-          65  the input is not acceptable media (corrupt, no video stream, unsupported, over a limit)
+          65  the input is not acceptable (corrupt media, no video stream, unsupported, over a limit,
+              an upload.json mistake: the message names the field)
           66  the input file does not exist
           70  internal error (a bug: please report it with the log)
           73  the output could not be written (exists, permissions, disk full)
           78  the preset is invalid (the message names the field)
           130 interrupted (SIGINT/SIGTERM); nothing was published
         """,
-        version: "0.1.0",
+        version: "0.2.0",
         subcommands: [TranscodeCommand.self, WatchCommand.self, StatusCommand.self, ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, JobRunCommand.self]
     )
 }

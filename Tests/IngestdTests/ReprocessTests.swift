@@ -9,7 +9,7 @@ import Transcode
         let cdn: String
     }
 
-    func freshBatch(_ name: String, broken: Bool = true) throws -> Batch {
+    func freshBatch(_ name: String, broken: Bool = true, upload: Bool = false) throws -> Batch {
         let base = Paths.scratch("reprocess-\(name)")
         try? FileManager.default.removeItem(atPath: base)
         let archive = "\(base)/archive", cdn = "\(base)/cdn"
@@ -22,6 +22,11 @@ import Transcode
         try #"{"id":"landscape-0badc0de","original":"l.mp4","receivedAt":"2026-01-01T00:00:00Z","attempts":0}"#
             .write(toFile: "\(archive)/landscape-0badc0de/job.json", atomically: true, encoding: .utf8)
         if broken { try FileManager.default.copyItem(atPath: Paths.sample("broken_truncated.mp4"), toPath: "\(archive)/broken.mp4") }
+        // An upload directory in the tree: one upload (its clips are not separate videos).
+        if upload {
+            try FileManager.default.createDirectory(atPath: "\(archive)/trips", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Paths.sample("upload"), toPath: "\(archive)/trips/beach")
+        }
         return Batch(archive: archive, cdn: cdn)
     }
 
@@ -36,12 +41,15 @@ import Transcode
     }
 
     @Test func batchPublishesGoodVideosReportsBadOnesAndSkipsOnRerun() throws {
-        let batch = try freshBatch("batch")
+        let batch = try freshBatch("batch", upload: true)
         let first = try reprocess(batch)
         #expect(first.status == 1, "a failed video makes the exit status 1")
         let outcome = results(first.report)
-        #expect(outcome.count == 4)
-        #expect(outcome.filter { $0.value == "published" }.count == 3)
+        #expect(outcome.count == 5, "\(outcome)")
+        #expect(outcome.filter { $0.value == "published" }.count == 4)
+        let merged = try #require(outcome.keys.first { $0.hasPrefix("trips_beach-") })
+        let mergedManifest = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(batch.cdn)/\(merged)/manifest.json")))
+        #expect(mergedManifest.sources.count == 3 && mergedManifest.uploadID == "sample-upload-1")
         #expect(outcome.first { $0.key.hasPrefix("broken") }?.value == "failed")
         #expect(outcome["landscape-0badc0de"] == "published")
         #expect(outcome.keys.contains { $0.hasPrefix("nested_odd_clip-") })
@@ -58,7 +66,7 @@ import Transcode
         }
         let second = try reprocess(batch)
         let again = results(second.report)
-        #expect(again.filter { $0.value == "skipped" }.count == 3, "\(again)")
+        #expect(again.filter { $0.value == "skipped" }.count == 4, "\(again)")
         let dry = try Tool.run(Paths.binary, ["reprocess", batch.archive, "--cdn", batch.cdn, "--dry-run"])
         #expect(dry.status == 0)
         #expect(dry.stdout.contains("already published with preset \(Preset.builtIn.contentHash)"))

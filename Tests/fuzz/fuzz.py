@@ -2,8 +2,10 @@
 """Fuzz harness for the daemon's real path.
 
 Mutates the sample media deterministically (per --seed): bit flips, truncation, splices of two
-files, and MP4 box-length corruption. Drops every mutant into the spool of a real `ingestd watch`
-process and checks the promises operators rely on:
+files, and MP4 box-length corruption. One mutant in four is an upload directory (samples/upload)
+with a mutated clip, a mutated music track, or a hostile upload.json (bit flips, paths out of the
+directory, absurd trims and gains, wrong types, unknown fields, deep nesting). Drops every mutant
+into the spool of a real `ingestd watch` process and checks the promises operators rely on:
 
   * the daemon stays up;
   * every upload ends exactly once in archive/, rejected/ or failed/ (the latter two with
@@ -54,6 +56,59 @@ def mutate(rng, data, other):
     return kind, bytes(out)
 
 
+HOSTILE_VALUES = ["../clip1.mp4", "/etc/passwd", "clip1.mp4/..", "", ".", "upload.json", "missing.mp4",
+                  -1, 0, 1e308, -1e308, "NaN", None, True, [], {}, "x" * 5000]
+
+
+def mutate_manifest(rng, text):
+    """A hostile variant of upload.json: raw bit flips, or one field set to something absurd."""
+    kind = rng.choice(["json-flip", "json-field", "json-field", "json-shape"])
+    if kind == "json-flip":
+        data = bytearray(text.encode())
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        return kind, bytes(data)
+    manifest = json.loads(text)
+    if kind == "json-field":
+        clip = rng.choice(manifest["clips"])
+        target, key = rng.choice([(clip, "file"), (clip, "start"), (clip, "end"), (manifest["audio"], "file"),
+                                  (manifest["audio"], "offset"), (manifest["audio"], "musicGain"),
+                                  (manifest["audio"], "mode"), (manifest, "id")])
+        target[key] = rng.choice(HOSTILE_VALUES)
+    else:
+        choice = rng.randrange(4)
+        if choice == 0:
+            manifest["clips"] = manifest["clips"] * rng.choice([0, 7, 40])
+        elif choice == 1:
+            manifest["metadata"] = json.loads("[" * 3000 + "]" * 3000)
+        elif choice == 2:
+            manifest[rng.choice(["extra", "clipz", "Audio"])] = 1
+        else:
+            del manifest[rng.choice(["id", "clips", "audio"])]
+    return kind, json.dumps(manifest).encode()
+
+
+def mutate_upload(rng, files, originals):
+    """An upload directory (name → bytes) with one file mutated."""
+    files = dict(files)
+    target = rng.choice(["upload.json", "upload.json", "clip1.mp4", "clip2.mp4", "clip3.webm", "music.ogg"])
+    if target == "upload.json":
+        kind, files[target] = mutate_manifest(rng, files[target].decode())
+    else:
+        kind, files[target] = mutate(rng, files[target], originals[rng.choice(SAMPLES)])
+    return f"{kind}-{target}", files
+
+
+def write_upload(path, data):
+    """Writes a file (bytes) or an upload directory (name → bytes) at path."""
+    if isinstance(data, dict):
+        os.makedirs(path)
+        for name, body in data.items():
+            open(os.path.join(path, name), "wb").write(body)
+    else:
+        open(path, "wb").write(data)
+
+
 def entries(path):
     try:
         return sorted(os.listdir(path))
@@ -81,8 +136,14 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     regressions = os.path.join(here, "regressions")
 
+    upload_dir = os.path.join(args.samples, "upload")
+    upload = {name: open(os.path.join(upload_dir, name), "rb").read() for name in entries(upload_dir)}
     inputs = []
     for index in range(args.count):
+        if index % 4 == 3 and upload:
+            kind, files = mutate_upload(rng, upload, originals)
+            inputs.append((f"u{index:04d}-{kind}", files))
+            continue
         base = rng.choice(SAMPLES)
         other = originals[rng.choice(SAMPLES)]
         kind, data = mutate(rng, originals[base], other)
@@ -93,7 +154,7 @@ def main():
     if args.emit:
         os.makedirs(args.emit, exist_ok=True)
         for name, data in inputs:
-            open(os.path.join(args.emit, name), "wb").write(data)
+            write_upload(os.path.join(args.emit, name), data)
         shutil.rmtree(work, ignore_errors=True)
         return
 
@@ -104,8 +165,7 @@ def main():
     try:
         for name, data in inputs:
             hidden = os.path.join(spool, "incoming", "." + name + ".part")
-            with open(hidden, "wb") as f:
-                f.write(data)
+            write_upload(hidden, data)
             os.rename(hidden, os.path.join(spool, "incoming", name))
         start = time.time()
         while True:

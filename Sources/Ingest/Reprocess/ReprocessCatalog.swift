@@ -7,7 +7,8 @@ public struct ArchivedVideo: Sendable, Codable, Equatable {
 }
 
 /// Finds the videos of an archive: the daemon's `archive/<id>/` (original named by job.json), or
-/// any directory tree of videos, whose ids derive deterministically from their relative paths.
+/// any directory tree of videos and upload directories (holding `upload.json`, one upload each),
+/// whose ids derive deterministically from their relative paths.
 public enum ReprocessCatalog {
     static let videoExtensions: Set<String> = ["mp4", "mov", "m4v", "webm", "mkv", "avi", "3gp", "mpg", "mpeg", "ts"]
 
@@ -23,12 +24,22 @@ public enum ReprocessCatalog {
                 claimed.insert("\(base)/\(id)")
             }
         }
+        let tree = (fm.enumerator(atPath: base)?.allObjects as? [String] ?? [])
+            .filter { !$0.split(separator: "/").contains(where: { $0.hasPrefix(".") }) }
+        // Upload directories: their clips and music belong to them.
+        for relative in tree where (relative as NSString).lastPathComponent == Upload.manifestName {
+            let directory = (relative as NSString).deletingLastPathComponent
+            let path = directory.isEmpty ? base : "\(base)/\(directory)"
+            guard !claimed.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) else { continue }
+            let name = directory.isEmpty ? (base as NSString).lastPathComponent : directory
+            videos.append(ArchivedVideo(id: id(forRelativePath: name + ".upload"), source: path))
+            claimed.insert(path)
+        }
         // Any other video file in the tree.
-        for case let relative as String in fm.enumerator(atPath: base) ?? FileManager.DirectoryEnumerator() {
+        for relative in tree {
             let path = "\(base)/\(relative)"
             guard videoExtensions.contains((relative as NSString).pathExtension.lowercased()),
-                  !claimed.contains { path.hasPrefix($0 + "/") },
-                  !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) else { continue }
+                  !claimed.contains(where: { path.hasPrefix($0 + "/") }) else { continue }
             var info = stat()
             guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
             videos.append(ArchivedVideo(id: id(forRelativePath: relative), source: path))
