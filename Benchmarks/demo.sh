@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: the main job on the shipped samples. Starts `ingestd watch` on a fresh spool,
-# drops every sample into incoming/ (atomically, by rename), waits until each upload is filed,
+# drops every sample into incoming/ (atomically, by rename) — the single files and the multi-clip
+# upload directory samples/upload/ (three clips + a music track) — waits until each upload is filed,
 # stops the daemon gracefully and prints where the output is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,10 @@ for f in samples/*.mp4 samples/*.webm; do
   mv "$out/spool/incoming/.$name.part" "$out/spool/incoming/$name"
   count=$((count + 1))
 done
+# The multi-clip upload: built under a hidden name, renamed in whole.
+cp -r samples/upload "$out/spool/incoming/.upload.part"
+mv "$out/spool/incoming/.upload.part" "$out/spool/incoming/upload"
+count=$((count + 1))
 echo "dropped $count samples into $out/spool/incoming/; waiting for the daemon (pid $pid)..."
 entries() { (ls -A "$1" 2>/dev/null || true) | wc -l; }
 deadline=$((SECONDS + 600))
@@ -34,7 +39,7 @@ echo
 echo
 echo "published ladders:"
 for d in "$out"/cdn/*/; do
-  echo "  ${d}master.m3u8   ($(python3 -c "import json,sys; m=json.load(open('${d}manifest.json')); print(f\"{m['width']}x{m['height']}, {m['durationSeconds']:.1f} s, rungs: {' '.join(r['name'] for r in m['renditions'])}\")"))"
+  echo "  ${d}master.m3u8   ($(python3 -c "import json,sys; m=json.load(open('${d}manifest.json')); print(f\"{m['width']}x{m['height']}, {m['durationSeconds']:.1f} s, {len(m['sources'])} clip(s){' + music' if m.get('music') else ''}, rungs: {' '.join(r['name'] for r in m['renditions'])}\")"))"
 done
 echo "originals:   $out/spool/archive/  (rejected with reason.json: $out/spool/rejected/)"
 echo "event log:   $out/spool/events.ndjson   metrics: $out/spool/metrics.prom   daemon log: $out/daemon.log"

@@ -113,4 +113,17 @@ import Transcode
         #expect(manifest.trimmedToLimit)
         #expect(try Checks.frames("\(destination)/video.mp4").count == 150)
     }
+
+    @Test func aTrackOffsetPastItsEndIsRefusedNamingTheTrack() async throws {
+        let upload = try await Self.syncUpload(audio: #", "audio": {"file": "song.ogg", "offset": 30}"#)
+        let destination = Paths.scratch("offset-past-end")
+        do {
+            _ = try await TranscodeJob(input: upload, destination: destination, preset: .builtIn).run(logger: .init(label: "t"))
+            Issue.record("an offset past the end of the track must be refused")
+        } catch let error as TranscodeError {
+            #expect(error.code == "bad_trim")
+            #expect("\(error)".contains("song.ogg") && "\(error)".contains("offset 30.000 s"), "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination))
+    }
 }

@@ -98,7 +98,13 @@ extension TranscodePlan {
             try checkLimits(probe: probe, video: video, limits: limits)
             videos.append(video)
         }
-        if let musicProbe, musicProbe.audio == nil { throw TranscodeError.noAudioStream(path: musicProbe.path) }
+        if let musicProbe {
+            guard musicProbe.audio != nil else { throw TranscodeError.noAudioStream(path: musicProbe.path) }
+            if let music, musicProbe.durationSeconds > 0, music.offsetSeconds >= musicProbe.durationSeconds {
+                throw TranscodeError.badTrim(path: musicProbe.path, detail: String(
+                    format: "offset %.3f s is at or past the end of the track (%.3f s)", music.offsetSeconds, musicProbe.durationSeconds))
+            }
+        }
         let totalBytes = probes.reduce(musicProbe?.sizeBytes ?? 0) { $0 + $1.sizeBytes }
         if totalBytes > limits.maxBytes {
             throw TranscodeError.limitExceeded(path: uploadPath, limit: "size", measured: "\(totalBytes) bytes",
