@@ -126,3 +126,16 @@ import Testing
         #expect(preset == .builtIn)
     }
 }
+
+extension TimelinePlanTests {
+    @Test func joinedClipsShareA916Or169Frame() throws {
+        let fourThree = probe(width: 640, height: 480, duration: 3, path: "up/43.mp4")
+        let p = try plan([ClipSource(path: "up/43.mp4"), ClipSource(path: "up/a.mp4")], [fourThree, portrait])
+        #expect(p.displayWidth == 854 && p.displayHeight == 480, "landscape first clip: 16:9 at its short side")
+        let square = probe(width: 642, height: 642, duration: 3, path: "up/sq.mp4")
+        let q = try plan([ClipSource(path: "up/sq.mp4"), ClipSource(path: "up/b.mp4")], [square, landscape60])
+        #expect(q.displayWidth == 642 && q.displayHeight == 1142, "square first clip: portrait 9:16")
+        let single = try plan([ClipSource(path: "up/43.mp4")], [fourThree])
+        #expect(single.displayWidth == 640 && single.displayHeight == 480, "one clip keeps its own shape")
+    }
+}

@@ -96,7 +96,7 @@ def mutate_upload(rng, files, originals):
         kind, files[target] = mutate_manifest(rng, files[target].decode())
     else:
         kind, files[target] = mutate(rng, files[target], originals[rng.choice(SAMPLES)])
-    return f"{kind}-{target}", files
+    return f"{kind}-{target.replace('.', '_')}", files
 
 
 def write_upload(path, data):

@@ -10,8 +10,9 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var music: PlannedMusic?
     public var presetName: String
     public var presetHash: String
-    /// The output frame (upright, before scaling to rungs): the first clip's shape and size,
-    /// its short side capped at the top preset rung's.
+    /// The output frame (upright, before scaling to rungs). One clip: its own shape and size.
+    /// Joined clips: 9:16 (16:9 when the first clip is landscape) at the first clip's short side,
+    /// capped at the top preset rung's.
     public var displayWidth: Int
     public var displayHeight: Int
     /// How clips of another shape are fitted into the frame.
@@ -111,14 +112,15 @@ extension TranscodePlan {
                                                allowed: "\(limits.maxBytes) bytes")
         }
 
-        // The output frame: the first clip's, capped at the top rung (the ladder never goes above it).
+        // Joined clips share one frame: 9:16 (16:9 when the first clip is landscape), as large as
+        // the first clip's short side allows, capped at the top rung. A single clip keeps its shape.
         let first = videos[0]
         let topShort = preset.rungs[preset.rungs.count - 1].shortSide
-        let frame = min(first.displayWidth, first.displayHeight) > topShort
-            ? fit(width: first.displayWidth, height: first.displayHeight, shortSide: topShort)
-            : PlannedSize(width: even(first.displayWidth), height: even(first.displayHeight))
-        let width = clips.count == 1 ? first.displayWidth : frame.width
-        let height = clips.count == 1 ? first.displayHeight : frame.height
+        let short = even(min(min(first.displayWidth, first.displayHeight), topShort))
+        let long = Int((Double(short) * 8 / 9).rounded()) * 2  // 16:9, nearest even
+        let landscape = first.displayWidth > first.displayHeight
+        let width = clips.count == 1 ? first.displayWidth : (landscape ? long : short)
+        let height = clips.count == 1 ? first.displayHeight : (landscape ? short : long)
 
         let clipSound = music?.mode != .replace && probes.contains { $0.audio != nil }
         var planned: [PlannedClip] = []
