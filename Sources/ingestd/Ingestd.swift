@@ -18,8 +18,8 @@ struct Ingestd: AsyncParsableCommand {
         EXIT STATUS
           0   success
           64  usage error (bad flags or arguments)
-          65  the input is not acceptable (corrupt media, no video stream, unsupported, over a limit,
-              an upload.json mistake: the message names the field)
+          65  the input is not acceptable: corrupt media, no video stream, unsupported,
+              over a limit, an upload.json mistake (the message names the field)
           66  the input file does not exist
           70  internal error (a bug: please report it with the log)
           73  the output could not be written (exists, permissions, disk full)

@@ -8,9 +8,9 @@ struct ProbeCommand: ParsableCommand {
         commandName: "probe",
         abstract: "Show what an upload contains and what transcode would do with it, without encoding.",
         discussion: """
-        Prints each clip's streams and how it is normalised (rotation, tone mapping, trim, fit),
-        the sound track, then the plan: output frame, the rungs with their sizes and rate control,
-        segment layout. upload.json and the preset's limits are checked; an upload that would be
+        Prints each clip's streams and how it is normalised (rotation, tone mapping, trim, fit), \
+        the sound track, then the plan: output frame, the rungs with their sizes and rate control, \
+        segment layout. upload.json and the preset's limits are checked; an upload that would be \
         rejected fails here with the same message and exit status as transcode (headers only:
         limits on decoded time are enforced while transcoding).
 

@@ -8,16 +8,16 @@ struct ReprocessCommand: AsyncParsableCommand {
         commandName: "reprocess",
         abstract: "Re-encode archived videos with a (new) preset and republish them atomically; resumable.",
         discussion: """
-        ARCHIVE is the daemon's SPOOL/archive/ (ids and originals from job.json) or any directory
+        ARCHIVE is the daemon's SPOOL/archive/ (ids and originals from job.json) or any directory \
         tree of videos (ids derived from the relative path, stable across runs).
 
-        Each video is encoded into CDN/<id>/v<presetHash>/ by a job process, then CDN/<id>/master.m3u8
-        and manifest.json are switched to it by rename. A player that loaded the old master keeps
-        fetching the old files; they are deleted by a later run once --grace has passed.
-        Videos already published with this preset's hash are skipped, so an interrupted run
+        Each video is encoded into CDN/<id>/v<presetHash>/ by a job process, then CDN/<id>/master.m3u8 \
+        and manifest.json are switched to it by rename. A player that loaded the old master keeps \
+        fetching the old files; they are deleted by a later run once --grace has passed. \
+        Videos already published with this preset's hash are skipped, so an interrupted run \
         (even kill -9) continues where it stopped when run again.
 
-        Exit status: 0 when nothing failed, 1 when at least one video failed (see the report),
+        Exit status: 0 when nothing failed, 1 when at least one video failed (see the report), \
         130 when interrupted, 78 for a bad preset.
 
         Examples:

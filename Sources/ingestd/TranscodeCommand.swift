@@ -9,28 +9,29 @@ struct TranscodeCommand: AsyncParsableCommand {
         commandName: "transcode",
         abstract: "Transcode a video file, or join an upload's clips and sound track, into an HLS ladder, an MP4 and thumbnails.",
         discussion: """
-        INPUT is a video file, or an upload directory: clip files, an optional sound track and an
-        upload.json naming them in order (with trims, the track's offset, replace or mix, gains,
-        loop) — see the README. Clips are joined in one pass, each normalised on the way in
-        (upright, 30 fps, SDR, fitted into the first clip's frame, 48 kHz stereo); the output
+        INPUT is a video file, or an upload directory: clip files, an optional sound track and an \
+        upload.json naming them in order (with trims, the track's offset, replace or mix, gains, \
+        loop) — see the README. Clips are joined in one pass, each normalised on the way in \
+        (upright, 30 fps, SDR, fitted into the first clip's frame, 48 kHz stereo); the output \
         duration is the sum of the trimmed clips.
 
-        OUT is created atomically: files are written to a hidden staging directory beside it and
-        renamed into place when everything is done, so OUT never holds a partial result. OUT must
+        OUT is created atomically: files are written to a hidden staging directory beside it and \
+        renamed into place when everything is done, so OUT never holds a partial result. OUT must \
         not exist (or be empty).
 
         Output layout:
-          master.m3u8               multivariant playlist (measured BANDWIDTH/AVERAGE-BANDWIDTH)
-          360p/ 720p/ 1080p/        media playlists, fMP4 init.mp4 + seg_NNN.m4s
-          video.mp4                 H.264/AAC MP4 with faststart (the top rung's encode)
-          poster_WxH.jpg            posters in three sizes
-          storyboard.jpg/.vtt       scrubbing sprite and its WebVTT map
-          manifest.json             the ready record (also printed with --json)
+          master.m3u8          multivariant playlist (measured BANDWIDTH)
+          360p/ 720p/ 1080p/   media playlists, fMP4 init.mp4 + seg_NNN.m4s
+          video.mp4            H.264/AAC MP4, faststart (the top rung's encode)
+          poster_WxH.jpg       posters in three sizes
+          storyboard.jpg/.vtt  scrubbing sprite and its WebVTT map
+          manifest.json        the ready record (also printed with --json)
 
         Examples:
           ingestd transcode samples/portrait_rotated.mp4 --out out/portrait
           ingestd transcode samples/upload --out out/merged
-          ingestd transcode clip.mov --out /srv/cdn/abc123 --preset Presets/default.json --json
+          ingestd transcode clip.mov --out /srv/cdn/abc123 --json \\
+            --preset Presets/default.json
         """
     )
 

@@ -10,19 +10,19 @@ struct WatchCommand: AsyncParsableCommand {
         commandName: "watch",
         abstract: "Run the spool daemon: transcode every upload dropped into SPOOL/incoming/ and publish it to CDN/<id>/.",
         discussion: """
-        Drop a video file, or an upload directory (clips + sound track + upload.json), into
-        SPOOL/incoming/, preferably by writing it elsewhere (or under a hidden name such as
-        .clip.mp4.part) and renaming it in: a rename is picked up at once. A file copied in place
-        is picked up once it is closed, or its size and mtime have been stable for --settle
+        Drop a video file, or an upload directory (clips + sound track + upload.json), into \
+        SPOOL/incoming/, preferably by writing it elsewhere (or under a hidden name such as \
+        .clip.mp4.part) and renaming it in: a rename is picked up at once. A file copied in place \
+        is picked up once it is closed, or its size and mtime have been stable for --settle \
         seconds; an upload that grows past the size limit is refused at once.
 
-        Each upload is claimed (moved to SPOOL/work/<id>/), transcoded in a child process with a
-        timeout and resource limits, published to CDN/<id>/ with one rename, and its original
-        filed under SPOOL/archive/<id>/. Bad uploads go to SPOOL/rejected/<id>/ and uploads whose
+        Each upload is claimed (moved to SPOOL/work/<id>/), transcoded in a child process with a \
+        timeout and resource limits, published to CDN/<id>/ with one rename, and its original \
+        filed under SPOOL/archive/<id>/. Bad uploads go to SPOOL/rejected/<id>/ and uploads whose \
         retries ran out to SPOOL/failed/<id>/, each with reason.json (code, message, attempts).
 
-        SIGTERM or SIGINT: stop claiming, let jobs in flight finish for --grace seconds, then stop
-        them; they stay queued for the next start. kill -9 at any moment loses nothing: the next
+        SIGTERM or SIGINT: stop claiming, let jobs in flight finish for --grace seconds, then stop \
+        them; they stay queued for the next start. kill -9 at any moment loses nothing: the next \
         start resumes what was in flight.
 
         Example:
