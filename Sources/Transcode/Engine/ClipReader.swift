@@ -32,10 +32,10 @@ final class ClipReader {
     private var atEndOfFile = false
     private var videoDone = false
     private var audioDone: Bool
-    private(set) var framesDecoded = 0
-    private(set) var framesOut = 0
+    private var framesDecoded = 0
+    private var framesOut = 0
     private var samplesOut: Int64 = 0
-    private(set) var damaged = 0
+    private var damaged = 0
 
     var path: String { clip.source.path }
 

@@ -6,8 +6,6 @@ internal import CFFmpeg
 final class MusicTrack {
     private let samples: AudioFIFO
     private let loop: Bool
-    /// Samples available after the offset.
-    var count: Int64 { Int64(samples.count) }
 
     init(music: PlannedMusic, plan: TranscodePlan) throws {
         let path = music.source.path
