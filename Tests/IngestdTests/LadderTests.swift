@@ -20,6 +20,34 @@ import Transcode
         #expect(keyTimes[0].map { (($0 - first) * 1000).rounded() / 1000 } == [0, 2, 4])
     }
 
+    /// Each I-frame playlist entry, cut out by its byte range and put after the init segment,
+    /// decodes (ffprobe) to exactly one key frame at the rung's size; the master lists them all.
+    @Test func iFramePlaylistsPointAtEachSegmentsIDRFrame() async throws {
+        let output = try await Fixtures.shared.output(portrait)
+        let master = try String(contentsOfFile: "\(output.directory)/master.m3u8", encoding: .utf8)
+        for rendition in output.manifest.renditions {
+            #expect(master.contains("RESOLUTION=\(rendition.width)x\(rendition.height),URI=\"\(rendition.iFramePlaylist)\""))
+            let directory = "\(output.directory)/\(rendition.name)"
+            let text = try String(contentsOfFile: "\(output.directory)/\(rendition.iFramePlaylist)", encoding: .utf8)
+            #expect(text.contains("#EXT-X-I-FRAMES-ONLY"))
+            let lines = text.split(separator: "\n").map(String.init)
+            let ranges = lines.indices.filter { lines[$0].hasPrefix("#EXT-X-BYTERANGE:") }
+            #expect(ranges.count == rendition.segments)
+            let initSegment = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/init.mp4"))
+            for index in ranges {
+                let parts = lines[index].dropFirst("#EXT-X-BYTERANGE:".count).split(separator: "@").compactMap { Int($0) }
+                let segment = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(lines[index + 1])"))
+                #expect(parts.count == 2 && parts[1] + parts[0] <= segment.count)
+                let cut = Paths.scratch("iframe-\(UUID().uuidString).mp4")
+                try (initSegment + segment[parts[1]..<parts[1] + parts[0]]).write(to: URL(fileURLWithPath: cut))
+                defer { try? FileManager.default.removeItem(atPath: cut) }
+                let frames = try Tool.ffprobe(["-select_streams", "v:0", "-show_entries", "frame=key_frame,pict_type,width", cut]).list("frames")
+                #expect(frames.count == 1 && frames.first?.int("key_frame") == 1 && frames.first?.int("width") == rendition.width,
+                        "\(rendition.name) \(lines[index + 1]): \(frames)")
+            }
+        }
+    }
+
     @Test func everySegmentStartsWithAnIDRFrame() async throws {
         let output = try await Fixtures.shared.output(portrait)
         for rendition in output.manifest.renditions {

@@ -89,6 +89,12 @@ import Transcode
         let newMaster = try String(contentsOfFile: "\(batch.cdn)/\(id)/master.m3u8", encoding: .utf8)
         #expect(newMaster != oldMaster)
         #expect(newMaster.contains("v\(changed.contentHash)/"))
+        // I-frame playlists (URI="…" attributes) are moved into the version directory too.
+        let attributeURIs = newMaster.components(separatedBy: "URI=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) }
+        #expect(!attributeURIs.isEmpty)
+        for uri in attributeURIs {
+            #expect(uri.hasPrefix("v\(changed.contentHash)/") && FileManager.default.fileExists(atPath: "\(batch.cdn)/\(id)/\(uri)"), "\(uri)")
+        }
         // A reader holding the old master still finds every playlist and segment it refers to.
         for uri in oldURIs {
             let playlist = "\(batch.cdn)/\(id)/\(uri)"

@@ -45,15 +45,21 @@ public struct VersionedPublisher: Sendable {
         let root = directory(id)
         let versionDirectory = "\(root)/\(version)"
         let master = try String(contentsOfFile: "\(versionDirectory)/master.m3u8", encoding: .utf8)
+        // URI lines, and URI="…" attributes (I-frame streams), move into the version directory.
         let rewritten = master.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.isEmpty || line.hasPrefix("#") ? String(line) : "\(version)/\(line)"
+            if line.isEmpty { return String(line) }
+            if line.hasPrefix("#") { return line.replacingOccurrences(of: "URI=\"", with: "URI=\"\(version)/") }
+            return "\(version)/\(line)"
         }.joined(separator: "\n")
         try replace("\(root)/master.m3u8", with: Data(rewritten.utf8))
         guard var manifest = JSONFile.read(ReadyManifest.self, from: "\(versionDirectory)/manifest.json") else {
             throw IngestError.cannotWrite(path: "\(versionDirectory)/manifest.json", reason: "unreadable manifest")
         }
         manifest.master = "master.m3u8"
-        for index in manifest.renditions.indices { manifest.renditions[index].playlist = "\(version)/\(manifest.renditions[index].playlist)" }
+        for index in manifest.renditions.indices {
+            manifest.renditions[index].playlist = "\(version)/\(manifest.renditions[index].playlist)"
+            manifest.renditions[index].iFramePlaylist = "\(version)/\(manifest.renditions[index].iFramePlaylist)"
+        }
         manifest.mp4 = "\(version)/\(manifest.mp4)"
         for index in manifest.posters.indices { manifest.posters[index].path = "\(version)/\(manifest.posters[index].path)" }
         manifest.storyboard.image = "\(version)/\(manifest.storyboard.image)"

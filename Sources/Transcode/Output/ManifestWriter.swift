@@ -5,6 +5,7 @@ enum ManifestWriter {
     static func write(plan: TranscodePlan, layout: OutputLayout, result: PipelineResult, wallSeconds: Double,
                       uploadID: String?, metadata: [String: JSONValue]) throws -> ReadyManifest {
         var variants: [VariantStream] = []
+        var iFrameStreams: [IFrameStream] = []
         var renditions: [ReadyManifest.Rendition] = []
         for (rung, codec) in zip(plan.rungs, result.codecs) {
             let directory = layout.rungDirectory(rung)
@@ -16,11 +17,16 @@ enum ManifestWriter {
             let codecs = "\(codec),mp4a.40.2"
             variants.append(VariantStream(uri: uri, bandwidth: bandwidth, codecs: codecs, width: rung.width,
                                           height: rung.height, frameRate: Double(plan.frameRate)))
-            renditions.append(.init(name: rung.name, playlist: uri, width: rung.width, height: rung.height,
-                                    bandwidth: bandwidth.peak, averageBandwidth: bandwidth.average, codecs: codecs,
-                                    segments: playlist.segments.count))
+            let iFrames = try iFramePlaylist(playlist, directory: directory)
+            try write(iFrames.render(), to: layout.iFramePlaylist(rung))
+            let iFrameURI = "\(rung.name)/\(OutputLayout.iFramePlaylistName)"
+            iFrameStreams.append(IFrameStream(uri: iFrameURI, bandwidth: iFrames.bandwidth, codecs: codec,
+                                              width: rung.width, height: rung.height))
+            renditions.append(.init(name: rung.name, playlist: uri, iFramePlaylist: iFrameURI, width: rung.width,
+                                    height: rung.height, bandwidth: bandwidth.peak, averageBandwidth: bandwidth.average,
+                                    codecs: codecs, segments: playlist.segments.count))
         }
-        try write(MasterPlaylist.render(variants), to: layout.master)
+        try write(MasterPlaylist.render(variants, iFrameStreams: iFrameStreams), to: layout.master)
         let top = plan.topRung
         let manifest = ReadyManifest(
             durationSeconds: result.videoSeconds,
@@ -47,6 +53,23 @@ enum ManifestWriter {
         )
         try write(String(decoding: manifest.jsonData(), as: UTF8.self), to: layout.manifest)
         return manifest
+    }
+
+    /// Indexes the IDR frame that starts each segment (every segment starts with one, by plan).
+    private static func iFramePlaylist(_ playlist: MediaPlaylist, directory: String) throws -> IFramePlaylist {
+        let map = playlist.map ?? OutputLayout.initSegmentName
+        guard let header = FileManager.default.contents(atPath: "\(directory)/\(map)"),
+              let track = FragmentIndex.videoTrackID(initSegment: [UInt8](header)) else {
+            throw TranscodeError.internalFailure("\(directory)/\(map): no video track in the init segment")
+        }
+        let entries = try playlist.segments.map { segment in
+            guard let data = FileManager.default.contents(atPath: "\(directory)/\(segment.uri)"),
+                  let range = FragmentIndex.firstSampleRange(segment: [UInt8](data), trackID: track) else {
+                throw TranscodeError.internalFailure("\(directory)/\(segment.uri): no video sample to index")
+            }
+            return IFramePlaylist.Entry(uri: segment.uri, offset: range.lowerBound, length: range.count, duration: segment.duration)
+        }
+        return IFramePlaylist(map: map, entries: entries)
     }
 
     private static func fileSize(_ path: String) throws -> Int {

@@ -2,6 +2,7 @@
 ///
 ///     master.m3u8            multivariant playlist
 ///     <rung>/index.m3u8      media playlist, fMP4: init.mp4 + seg_000.m4s …
+///     <rung>/iframes.m3u8    I-frame playlist: byte ranges of each segment's IDR frame
 ///     video.mp4              progressive H.264/AAC MP4 (faststart), the top rung's encode
 ///     poster_<W>x<H>.jpg     posters, one per size
 ///     storyboard.jpg/.vtt    scrubbing sprite and its WebVTT map
@@ -22,6 +23,8 @@ public struct OutputLayout: Sendable {
 
     public func rungDirectory(_ rung: TranscodePlan.PlannedRung) -> String { "\(directory)/\(rung.name)" }
     public func playlist(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/index.m3u8" }
+    public func iFramePlaylist(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/\(Self.iFramePlaylistName)" }
+    public static let iFramePlaylistName = "iframes.m3u8"
     public func segmentPattern(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/seg_%03d.m4s" }
     public static func posterName(_ size: TranscodePlan.PlannedSize) -> String { "poster_\(size.width)x\(size.height).jpg" }
 }

@@ -28,6 +28,8 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
     public struct Rendition: Sendable, Codable, Equatable {
         public var name: String
         public var playlist: String
+        /// The I-frame (trick-play) playlist of the same rendition.
+        public var iFramePlaylist: String
         public var width: Int
         public var height: Int
         public var bandwidth: Int
