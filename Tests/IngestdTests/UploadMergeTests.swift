@@ -127,3 +127,22 @@ import Transcode
         #expect(!FileManager.default.fileExists(atPath: destination))
     }
 }
+
+extension UploadMergeTests {
+    /// The landscape clip of the sample upload (3.0–5.0 s) inside the portrait frame: `fit` leaves
+    /// black bars above and below it, `fill` covers the frame (its dark blue reaches the top).
+    @Test func fitPolicyLetterboxesAndFillPolicyCovers() async throws {
+        let fit = try await Fixtures.shared.output(Paths.sample("upload"))
+        let top = try Checks.meanColor("\(fit.directory)/video.mp4", crop: "iw:ih/10:0:0", at: 4.0)
+        let middle = try Checks.meanColor("\(fit.directory)/video.mp4", crop: "iw:ih/10:0:ih*9/20", at: 4.0)
+        #expect(top.allSatisfy { $0 < 8 }, "bars are black: \(top)")
+        #expect(middle[2] > middle[0] + 15, "the clip's dark blue is in the middle: \(middle)")
+
+        var preset = Preset.builtIn
+        preset.video.clipFit = .fill
+        let destination = Paths.scratch("upload-fill")
+        _ = try await TranscodeJob(input: Paths.sample("upload"), destination: destination, preset: preset).run(logger: .init(label: "t"))
+        let filled = try Checks.meanColor("\(destination)/video.mp4", crop: "iw:ih/10:0:0", at: 4.0)
+        #expect(filled[2] > filled[0] + 15, "no bars with fill: \(filled)")
+    }
+}
