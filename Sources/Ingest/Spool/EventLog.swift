@@ -1,11 +1,16 @@
 import Foundation
 
 /// The append-only `events.ndjson`: one JSON object per line, written with `O_APPEND` so lines
-/// from several processes never interleave.
+/// from several processes never interleave. Past `maxBytes` it is rotated to `events.ndjson.1`
+/// (the previous `.1` is dropped), so a long-running daemon does not fill the disk.
 public struct EventLog: Sendable {
     public let path: String
+    public let maxBytes: Int
 
-    public init(path: String) { self.path = path }
+    public init(path: String, maxBytes: Int = 64 << 20) {
+        self.path = path
+        self.maxBytes = maxBytes
+    }
 
     /// Appends `{"time": …, "event": name, "id": id, …fields}`.
     public func append(_ event: String, _ id: String? = nil, _ fields: [String: any Sendable] = [:]) {
@@ -14,9 +19,26 @@ public struct EventLog: Sendable {
         for (key, value) in fields { object[key] = value }
         guard var line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         line.append(0x0a)
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        var fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return }
+        if rotateIfFull(fd) {
+            close(fd)
+            fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { return }
+        }
         defer { close(fd) }
         _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    /// Renames the full log aside. The lock and the inode check make it happen once even when
+    /// several processes append: whoever finds the path already replaced leaves it alone.
+    private func rotateIfFull(_ fd: Int32) -> Bool {
+        var open = stat()
+        guard fstat(fd, &open) == 0, open.st_size >= maxBytes else { return false }
+        flock(fd, LOCK_EX)
+        defer { flock(fd, LOCK_UN) }
+        var current = stat()
+        guard stat(path, &current) == 0, current.st_ino == open.st_ino else { return true }
+        return rename(path, path + ".1") == 0
     }
 }
