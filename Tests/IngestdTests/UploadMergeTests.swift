@@ -21,6 +21,9 @@ import Transcode
             "d.webm": SyncMarks.clip(width: 360, height: 640, fps: "25", seconds: 2, video: ["-c:v", "libvpx-vp9", "-deadline", "realtime",
                                                                                              "-cpu-used", "8"], audio: ["-c:a", "libopus"]),
             "song.ogg": ["-f", "lavfi", "-i", "aevalsrc=0.2*sin(2*PI*(220+55*floor(t))*t):s=44100:d=3", "-ac", "2", "-c:a", "libvorbis"],
+            "song.mp3": ["-f", "lavfi", "-i", "aevalsrc=0.2*sin(2*PI*(220+55*floor(t))*t):s=44100:d=3", "-ac", "2", "-c:a", "libmp3lame"],
+            "song.m4a": ["-f", "lavfi", "-i", "aevalsrc=0.2*sin(2*PI*(220+55*floor(t))*t):s=48000:d=3", "-ac", "2", "-c:a", "aac"],
+            "song.wav": ["-f", "lavfi", "-i", "aevalsrc=0.2*sin(2*PI*(220+55*floor(t))*t):s=22050:d=3", "-ac", "1"],
         ], manifest: """
             {"id": "sync", "clips": [{"file": "rotated-a.mp4"}, {"file": "b.mp4", "start": 0.5, "end": 1.8},
                                      {"file": "c.mp4"}, {"file": "d.webm"}]\(audio)}
@@ -144,5 +147,19 @@ extension UploadMergeTests {
         _ = try await TranscodeJob(input: Paths.sample("upload"), destination: destination, preset: preset).run(logger: .init(label: "t"))
         let filled = try Checks.meanColor("\(destination)/video.mp4", crop: "iw:ih/10:0:0", at: 4.0)
         #expect(filled[2] > filled[0] + 15, "no bars with fill: \(filled)")
+    }
+}
+
+extension UploadMergeTests {
+    /// The sound track may be any format libavformat reads: MP3, AAC in M4A, WAV (here 22 kHz mono).
+    @Test(arguments: ["song.mp3", "song.m4a", "song.wav"])
+    func soundTrackFormats(file: String) async throws {
+        let upload = try await Self.syncUpload(audio: #", "audio": {"file": "\#(file)", "fadeOut": 0.5}"#)
+        let output = try await Fixtures.shared.output(upload)
+        let mp4 = "\(output.directory)/video.mp4"
+        #expect(output.manifest.music?.path.hasSuffix(file) == true)
+        #expect(try SyncMarks.rms(mp4, from: 0.5, to: 2.5) > 0.02, "the song plays")
+        #expect(try SyncMarks.rms(mp4, from: 3.5, to: 7.0) < 0.001, "silence after the 3 s song")
+        #expect(try Checks.frames(mp4).count == 219)
     }
 }
