@@ -163,3 +163,22 @@ extension UploadMergeTests {
         #expect(try Checks.frames(mp4).count == 219)
     }
 }
+
+extension UploadMergeTests {
+    /// A long recording trimmed near its end is read from the key frame before the cut (a seek),
+    /// and its marks still land on time: a 20 s clip with its flash + beep at 16.0 s, cut 15–17 s.
+    @Test func aClipTrimmedLateIsSoughtAndStaysInSync() async throws {
+        let x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "60"]
+        let upload = try await Fixtures.shared.upload("late-trim", files: [
+            "a.mp4": SyncMarks.clip(width: 360, height: 640, fps: "30", seconds: 2, video: x264),
+            "long.mp4": SyncMarks.clip(width: 360, height: 640, fps: "30", seconds: 20, mark: 16, video: x264),
+        ], manifest: #"{"id": "late", "clips": [{"file": "a.mp4"}, {"file": "long.mp4", "start": 15, "end": 17}]}"#)
+        let output = try await Fixtures.shared.output(upload)
+        let mp4 = "\(output.directory)/video.mp4"
+        #expect(try Checks.frames(mp4).count == 120)
+        let flashes = try SyncMarks.flashes(mp4), beeps = try SyncMarks.beeps(mp4)
+        #expect(flashes.count == 2 && beeps.count == 2, "flashes \(flashes) beeps \(beeps)")
+        for (flash, expected) in zip(flashes, [1.0, 3.0]) { #expect(abs(flash - expected) <= Self.frame + 0.001, "flash \(flash)") }
+        for (beep, flash) in zip(beeps, flashes) { #expect(abs(beep - flash) <= Self.frame, "A/V offset \(Int((beep - flash) * 1000)) ms") }
+    }
+}

@@ -50,10 +50,15 @@ final class ClipReader {
         audioStream = audioIndex
         audioDecoder = try audioIndex.map { try Decoder(input: input, streamIndex: $0) }
         audioDone = audioIndex == nil
-        // Every stream is shifted by the same amount so the earliest starts at zero and sync holds.
-        let start = Int64((input.startSeconds * Double(cff_time_base())).rounded())
+        // Every stream is shifted by the same amount — the presentation start plus the trim start —
+        // so both begin at zero at the cut and sync holds; the graphs drop what comes before it.
+        let trim = Double(clip.startFrame) / Double(plan.frameRate)
+        let start = Int64(((input.startSeconds + trim) * Double(cff_time_base())).rounded())
         videoOffset = av_rescale_q(start, cff_time_base_q(), videoDecoder.timeBase)
         audioOffset = audioDecoder.map { av_rescale_q(start, cff_time_base_q(), $0.timeBase) } ?? 0
+        // A clip trimmed at its start is read from the key frame before the cut, not decoded from
+        // its beginning.
+        if clip.startFrame > 0 { input.seek(toKeyFrameBefore: trim) }
         self.input = input
     }
 

@@ -54,6 +54,15 @@ struct InputContext: ~Copyable {
         return start == cff_nopts() ? 0 : Double(start) / Double(cff_time_base())
     }
 
+    /// Moves to the last key frame at or before `seconds` of presentation time (from the start),
+    /// so a trimmed clip is not decoded from its beginning. False when the demuxer cannot seek;
+    /// reading then simply continues from where it was.
+    @discardableResult
+    func seek(toKeyFrameBefore seconds: Double) -> Bool {
+        let target = Int64(((startSeconds + seconds) * Double(cff_time_base())).rounded())
+        return av_seek_frame(format, -1, target, AVSEEK_FLAG_BACKWARD) >= 0
+    }
+
     /// Reads the next packet; returns false at end of file.
     func read(into packet: Packet) throws -> Bool {
         packet.unref()

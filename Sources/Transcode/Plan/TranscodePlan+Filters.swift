@@ -13,14 +13,15 @@ extension TranscodePlan {
         "aformat=sample_fmts=fltp:sample_rates=\(audio.sampleRate):channel_layouts=stereo"
     }
 
-    /// Normalises one clip: CFR on its own timeline, trimmed on that frame grid, upright, SDR
-    /// BT.709 and, when clips are joined, fitted to the output frame as 8-bit 4:2:0.
+    /// Normalises one clip: CFR on its own timeline from its trim start (the reader shifts
+    /// timestamps there), cut at its trim end on that frame grid, upright, SDR BT.709 and, when
+    /// clips are joined, fitted to the output frame as 8-bit 4:2:0.
     public func clipVideoFilter(_ clip: PlannedClip) -> String {
+        // The reader shifts timestamps so the trim start is 0: `fps` drops what comes before it.
         var chain = ["fps=fps=\(frameRate):start_time=0"]
-        if clip.startFrame > 0 || clip.endFrame != nil {
+        if let end = clip.endFrame {
             // After `fps` the time base is 1/frameRate, so pts are frame numbers: an exact cut.
-            let window = [clip.startFrame > 0 ? "start_pts=\(clip.startFrame)" : nil, clip.endFrame.map { "end_pts=\($0)" }]
-            chain.append("trim=" + window.compactMap { $0 }.joined(separator: ":") + ",setpts=PTS-STARTPTS")
+            chain.append("trim=end_pts=\(end - clip.startFrame)")
         }
         switch clip.rotation {
         case 90: chain.append("transpose=clock")
@@ -73,13 +74,12 @@ extension TranscodePlan {
     }
 
     /// One clip's sound: resampled to the output rate and layout with gaps filled so sample
-    /// position is time, trimmed to the same frame window as the clip's video.
+    /// position is time from the trim start, cut at the same instant as the clip's video.
     public func clipAudioFilter(_ clip: PlannedClip) -> String {
+        // Shifted like the video: `first_pts=0` drops what comes before the trim start.
         var chain = ["aresample=\(audio.sampleRate):async=1:first_pts=0", sampleFormat]
-        if clip.startFrame > 0 || clip.endFrame != nil {
-            let window = [clip.startFrame > 0 ? "start_pts=\(samples(forFrames: clip.startFrame))" : nil,
-                          clip.endFrame.map { "end_pts=\(samples(forFrames: $0))" }]
-            chain.append("atrim=" + window.compactMap { $0 }.joined(separator: ":") + ",asetpts=PTS-STARTPTS")
+        if let end = clip.endFrame {
+            chain.append("atrim=end_pts=\(samples(forFrames: end - clip.startFrame))")
         }
         return "[in0]" + chain.joined(separator: ",") + "[out0]"
     }
