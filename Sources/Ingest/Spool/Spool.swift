@@ -31,7 +31,7 @@ public struct Spool: Sendable {
             let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
             let name = String(decoding: raw, as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "_")
             found.append(Arrival(name: name, rawName: raw, isDirectory: isDirectory,
-                                 size: isDirectory ? Self.treeSize(String(cString: path)) : Int64(info.st_size),
+                                 size: isDirectory ? Self.treeSize(String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) : Int64(info.st_size),
                                  modified: Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))))
         }
         return found.sorted { $0.rawName.lexicographicallyPrecedes($1.rawName) }

@@ -101,3 +101,17 @@ final class FilterGraph {
         av_buffersink_set_frame_size(sinks[index], UInt32(samples))
     }
 }
+
+extension FilterGraph {
+    /// A one-input audio graph whose `abuffer` matches `frame` (its rate, format, layout and time base).
+    static func audio(description: String, firstFrame frame: Frame) throws -> FilterGraph {
+        let f = frame.pointer.pointee
+        var layout = [CChar](repeating: 0, count: 64)
+        cff_frame_layout_describe(frame.pointer, &layout, layout.count)
+        let format = av_get_sample_fmt_name(AVSampleFormat(rawValue: f.format)).map { String(cString: $0) } ?? "fltp"
+        let arguments = "time_base=\(f.time_base.num)/\(f.time_base.den):sample_rate=\(f.sample_rate)"
+            + ":sample_fmt=\(format):channel_layout=\(String(decoding: layout.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))"
+        return try FilterGraph(description: description, sources: [Source(filter: "abuffer", arguments: arguments)],
+                               sinks: ["abuffersink"])
+    }
+}
