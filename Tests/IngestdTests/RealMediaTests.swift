@@ -76,7 +76,7 @@ struct RealMediaUploadTests {
         #expect(output.manifest.width == 320 && output.manifest.height == 568)
         // Sum of the trimmed clips: 2 + 0.3127 + 0.3001 + 2 + 2 s, each on the 30 fps grid.
         let expected = 2 + 0.3127 + 0.3001 + 2 + 2
-        #expect(abs(output.manifest.durationSeconds - expected) <= 2.0 / 30, "\(output.manifest.durationSeconds) s")
+        #expect(abs(output.manifest.durationSeconds - expected) <= 1.0 / 30, "\(output.manifest.durationSeconds) s")
         let streams = try Checks.streams(mp4)
         let video = try #require(streams.first { $0.string("codec_type") == "video" })
         let audio = try #require(streams.first { $0.string("codec_type") == "audio" })
