@@ -182,3 +182,25 @@ extension UploadMergeTests {
         for (beep, flash) in zip(beeps, flashes) { #expect(abs(beep - flash) <= Self.frame, "A/V offset \(Int((beep - flash) * 1000)) ms") }
     }
 }
+
+extension UploadMergeTests {
+    /// Clips that are not a whole number of 30 fps frames do not drift: six 0.45 s clips (13.5
+    /// frames each) make 2.7 s = 81 frames, not 6 × 14 = 84.
+    @Test func fractionalClipLengthsDoNotAccumulate() async throws {
+        let x264 = ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"]
+        let clips = (0..<6).map { _ in #"{"file": "short.mp4"}"# }.joined(separator: ", ")
+        let upload = try await Fixtures.shared.upload("fractional", files: [
+            "short.mp4": SyncMarks.clip(width: 360, height: 640, fps: "60", seconds: 0.45, mark: 0.2, video: x264) + ["-t", "0.45"],
+        ], manifest: #"{"id": "fractional", "clips": [\#(clips)]}"#)
+        let output = try await Fixtures.shared.output(upload)
+        let mp4 = "\(output.directory)/video.mp4"
+        #expect(try Checks.frames(mp4).count == 81)
+        let streams = try Checks.streams(mp4)
+        let audio = try #require(streams.first { $0.string("codec_type") == "audio" }?.double("duration"))
+        #expect(abs(audio - 2.7) <= Self.frame, "audio \(audio) s")
+        // Every clip's beep is still with its flash.
+        let flashes = try SyncMarks.flashes(mp4), beeps = try SyncMarks.beeps(mp4)
+        #expect(flashes.count == 6 && beeps.count == 6, "flashes \(flashes) beeps \(beeps)")
+        for (beep, flash) in zip(beeps, flashes) { #expect(abs(beep - flash) <= Self.frame, "A/V offset \(Int((beep - flash) * 1000)) ms") }
+    }
+}

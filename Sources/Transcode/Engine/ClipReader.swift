@@ -28,6 +28,9 @@ final class ClipReader {
     private let videoOffset: Int64
     private let audioOffset: Int64
     private var lastVideoEnd: Int64 = 0
+    /// End of the last frame, counting a frame without a duration as one frame interval.
+    private var lastFrameEnd: Int64 = 0
+    private let frameTicks: Int64
     private var lastAudioEnd: Int64 = 0
     private var atEndOfFile = false
     private var videoDone = false
@@ -38,6 +41,14 @@ final class ClipReader {
     private var damaged = 0
 
     var path: String { clip.source.path }
+
+    /// The clip's length as decoded (from its trim start to the end of its last frame, at most its
+    /// trim window): what it contributes to the joined duration before rounding to whole frames.
+    var decodedSeconds: Double {
+        let decoded = Double(lastFrameEnd) * av_q2d(videoDecoder.timeBase)
+        guard let end = clip.endFrame else { return decoded }
+        return min(decoded, Double(end - clip.startFrame) / Double(plan.frameRate))
+    }
 
     init(clip: PlannedClip, plan: TranscodePlan) throws {
         self.plan = plan
@@ -55,6 +66,8 @@ final class ClipReader {
         let trim = Double(clip.startFrame) / Double(plan.frameRate)
         let start = Int64(((input.startSeconds + trim) * Double(cff_time_base())).rounded())
         videoOffset = av_rescale_q(start, cff_time_base_q(), videoDecoder.timeBase)
+        let rate = av_guess_frame_rate(input.format, input.stream(video), nil)
+        frameTicks = rate.num > 0 && rate.den > 0 ? max(1, av_rescale_q(1, av_inv_q(rate), videoDecoder.timeBase)) : 1
         audioOffset = audioDecoder.map { av_rescale_q(start, cff_time_base_q(), $0.timeBase) } ?? 0
         // A clip trimmed at its start is read from the key frame before the cut, not decoded from
         // its beginning.
@@ -128,6 +141,7 @@ final class ClipReader {
             f.pointee.pts = timestamp - videoOffset
             f.pointee.pict_type = AV_PICTURE_TYPE_NONE
             lastVideoEnd = max(lastVideoEnd, f.pointee.pts + max(cff_frame_duration(f), 1))
+            lastFrameEnd = max(lastFrameEnd, f.pointee.pts + (cff_frame_duration(f) > 0 ? cff_frame_duration(f) : frameTicks))
             if videoGraph == nil { videoGraph = try makeVideoGraph(f) }
             try videoGraph!.push(decoded)
             framesDecoded += 1

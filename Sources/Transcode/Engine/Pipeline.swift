@@ -37,6 +37,8 @@ final class Pipeline {
     private var timelineFrames = 0
     private var framesOut = 0
     private var trimmedToLimit = false
+    /// Sum of the joined clips' decoded lengths, which the timeline's frame count follows.
+    private var joinedSeconds = 0.0
 
     init(plan: TranscodePlan, layout: OutputLayout, cancellation: CancellationFlag,
          progress: @escaping @Sendable (TranscodeProgress) -> Void) throws {
@@ -88,31 +90,56 @@ final class Pipeline {
     }
 
     /// Appends one clip to the timeline: its frames continue the timeline's frame numbers, its
-    /// sound is laid from the same instant.
+    /// sound is laid from the same instant. Each clip's last frame is held back until the clip
+    /// ends, then appended once, twice or not at all, so that the joined length stays within half
+    /// a frame of the sum of the clips' decoded lengths however many clips there are.
     private func join(_ clip: PlannedClip, sound: SoundTimeline) throws {
         let reader = try ClipReader(clip: clip, plan: plan)
         var clipFrames = 0
+        var held: Frame?
         try sound.beginClip(atFrame: timelineFrames, hasSound: clip.usesSound)
         while let output = try reader.next() {
             if cancellation.isCancelled { throw TranscodeError.cancelled }
             switch output {
             case .video(let frame):
-                guard try admitFrame(path: reader.path) else { break }
-                frame.pointer.pointee.pts = Int64(timelineFrames)
-                if fanOut == nil { fanOut = try makeFanOut(frame) }
-                try fanOut!.push(frame)
-                timelineFrames += 1
-                clipFrames += 1
-                meter.update(outputSeconds: Double(timelineFrames) / Double(plan.frameRate), frames: timelineFrames)
-                try sound.advance(clipFrames: clipFrames, timelineFrames: timelineFrames)
-                try pullVideo()
+                if let previous = held { try append(previous, clipFrames: &clipFrames, path: reader.path, sound: sound) }
+                held = frame.reference()
             case .audio(let frame):
                 try sound.addClipSound(frame)
                 try sound.advance(clipFrames: clipFrames, timelineFrames: timelineFrames)
             }
             if trimmedToLimit { break }
         }
+        if let last = held, !trimmedToLimit {
+            joinedSeconds += reader.decodedSeconds
+            let wanted = Int((joinedSeconds * Double(plan.frameRate)).rounded())
+            let next = timelineFrames + 1
+            let copies: Int
+            if plan.clips.count == 1 {
+                copies = 1
+            } else if next > wanted, clipFrames > 0 {
+                copies = 0  // the timeline is a frame ahead: drop the clip's last frame
+            } else if next < wanted {
+                copies = 2  // a frame behind: show it twice
+            } else {
+                copies = 1
+            }
+            for _ in 0..<copies where !trimmedToLimit { try append(last, clipFrames: &clipFrames, path: reader.path, sound: sound) }
+        }
         try sound.endClip(clipFrames: clipFrames)
+    }
+
+    /// Puts one normalised frame on the timeline and pushes everything downstream it allows.
+    private func append(_ frame: Frame, clipFrames: inout Int, path: String, sound: SoundTimeline) throws {
+        guard try admitFrame(path: path) else { return }
+        frame.pointer.pointee.pts = Int64(timelineFrames)
+        if fanOut == nil { fanOut = try makeFanOut(frame) }
+        try fanOut!.push(frame)
+        timelineFrames += 1
+        clipFrames += 1
+        meter.update(outputSeconds: Double(timelineFrames) / Double(plan.frameRate), frames: timelineFrames)
+        try sound.advance(clipFrames: clipFrames, timelineFrames: timelineFrames)
+        try pullVideo()
     }
 
     /// Applies the duration limit to decoded time (headers can lie): false once the timeline is
