@@ -48,6 +48,9 @@ import Testing
             let range = FragmentIndex.firstSampleRange(segment: data, trackID: 7)
             #expect(range == moofStart..<(moofStart + moofSize + 8 + 30 + 500), "default-base-is-moof: \(baseIsMoof)")
             #expect(FragmentIndex.firstSampleRange(segment: data, trackID: 9) == nil)
+            // Only the head of the file (through the moof) is needed when the size is known.
+            let head = Array(data[0..<(moofStart + moofSize + 16)])
+            #expect(FragmentIndex.firstSampleRange(segment: head, fileSize: data.count, trackID: 7) == range)
         }
     }
 

@@ -21,7 +21,9 @@ public enum FragmentIndex {
             } else if size == 0 {
                 size = range.upperBound - at
             }
-            guard size >= header, at + size <= range.upperBound else { break }
+            guard size >= header else { break }
+            // A box running past the bytes at hand (the rest of a long `mdat`) ends the list.
+            guard at + size <= range.upperBound else { break }
             let type = String(decoding: data[at + 4..<at + 8], as: UTF8.self)
             found.append(Box(type: type, start: at, payload: at + header..<at + size))
             at += size
@@ -50,7 +52,8 @@ public enum FragmentIndex {
 
     /// Byte range of a media segment from its first `moof` to the end of track `trackID`'s first
     /// sample: enough for a player to decode that one frame. Nil when the segment has no such sample.
-    public static func firstSampleRange(segment data: [UInt8], trackID: UInt32) -> Range<Int>? {
+    /// `data` may be just the segment's beginning (through its `moof`) when `fileSize` gives the rest.
+    public static func firstSampleRange(segment data: [UInt8], fileSize: Int? = nil, trackID: UInt32) -> Range<Int>? {
         guard let moof = boxes(data, in: data.indices).first(where: { $0.type == "moof" }) else { return nil }
         var previousDataEnd = moof.start  // base of a traf without an explicit one (ISO/IEC 14496-12 8.8.7.1)
         var first = true
@@ -71,7 +74,7 @@ public enum FragmentIndex {
                 let start = base + run.dataOffset
                 if track == trackID, let size = run.sizes.first {
                     let end = start + Int(size)
-                    return end <= data.count && end > moof.start ? moof.start..<end : nil
+                    return end <= (fileSize ?? data.count) && end > moof.start ? moof.start..<end : nil
                 }
                 previousDataEnd = start + run.sizes.reduce(0) { $0 + Int($1) }
             }

@@ -63,8 +63,12 @@ enum ManifestWriter {
             throw TranscodeError.internalFailure("\(directory)/\(map): no video track in the init segment")
         }
         let entries = try playlist.segments.map { segment in
-            guard let data = FileManager.default.contents(atPath: "\(directory)/\(segment.uri)"),
-                  let range = FragmentIndex.firstSampleRange(segment: [UInt8](data), trackID: track) else {
+            // The boxes that matter sit at the front: read 256 KiB, not the whole segment.
+            let path = "\(directory)/\(segment.uri)"
+            let handle = FileHandle(forReadingAtPath: path)
+            defer { try? handle?.close() }
+            guard let handle, let head = try? handle.read(upToCount: 256 << 10),
+                  let range = FragmentIndex.firstSampleRange(segment: [UInt8](head), fileSize: try fileSize(path), trackID: track) else {
                 throw TranscodeError.internalFailure("\(directory)/\(segment.uri): no video sample to index")
             }
             return IFramePlaylist.Entry(uri: segment.uri, offset: range.lowerBound, length: range.count, duration: segment.duration)
