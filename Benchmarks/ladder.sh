@@ -40,23 +40,9 @@ ffmpeg_ladder() {  # the same rate control as Presets/default.json
 
 source Benchmarks/lib.sh
 
-printf "%-8s %-4s %10s %12s\n" tool run wall_s peak_rss_MB
-best_i=""; best_f=""; i_rss=0; f_rss=0
-for run in $(seq 1 "$RUNS"); do
-  rm -rf "$OUT/ingestd"
-  read -r w r < <(measure "ingestd-$run" "$BIN" transcode "$INPUT" --out "$OUT/ingestd" --no-progress)
-  printf "%-8s %-4s %10.2f %12.1f\n" ingestd "$run" "$w" "$(echo "$r/1024" | bc -l)"
-  best_i=$(python3 -c "print(min(x for x in [$w, ${best_i:-1e9}]))"); i_rss=$(( r > i_rss ? r : i_rss ))
-  export INPUT FILTER
-  read -r w r < <(measure "ffmpeg-$run" bash -c "$(declare -f ffmpeg_ladder); ffmpeg_ladder '$OUT/ffmpeg'")
-  printf "%-8s %-4s %10.2f %12.1f\n" ffmpeg "$run" "$w" "$(echo "$r/1024" | bc -l)"
-  best_f=$(python3 -c "print(min(x for x in [$w, ${best_f:-1e9}]))"); f_rss=$(( r > f_rss ? r : f_rss ))
-done
-echo
-python3 - "$best_i" "$best_f" "$i_rss" "$f_rss" "$RUNS" <<'PY'
-import sys
-wi, wf, ri, rf, runs = map(float, sys.argv[1:])
-print(f"wall-time ratio ingestd/ffmpeg (best of {int(runs)}): {wi/wf:.2f}  ({wi:.1f} s vs {wf:.1f} s; target <= 0.90)")
-print(f"peak-RSS  ratio ingestd/ffmpeg (max of {int(runs)}):  {ri/rf:.2f}  ({ri/1024:.0f} MB vs {rf/1024:.0f} MB; target <= 1.00)")
-PY
+ingestd_side() { rm -rf "$OUT/ingestd" && "$BIN" transcode "$INPUT" --out "$OUT/ingestd" --no-progress; }
+ffmpeg_side() { ffmpeg_ladder "$OUT/ffmpeg"; }
+export OUT BIN INPUT FILTER
+export -f ffmpeg_ladder
+side_by_side ladder 0.90 1.00
 du -sb "$OUT/ingestd" "$OUT/ffmpeg" | awk '{printf "output bytes %-22s %d\n", $2, $1}'

@@ -53,23 +53,9 @@ ffmpeg_merge() {
     -master_pl_name master.m3u8 -hls_segment_filename "$dir/%v/seg_%03d.m4s" "$dir/%v/index.m3u8"
 }
 
-printf "%-8s %-4s %10s %12s\n" tool run wall_s peak_rss_MB
-best_i=""; best_f=""; i_rss=0; f_rss=0
-for run in $(seq 1 "$RUNS"); do
-  rm -rf "$OUT/merge-ingestd"
-  read -r w r < <(measure "merge-ingestd-$run" "$BIN" transcode "$UPLOAD" --out "$OUT/merge-ingestd" --no-progress)
-  printf "%-8s %-4s %10.2f %12.1f\n" ingestd "$run" "$w" "$(echo "$r/1024" | bc -l)"
-  best_i=$(python3 -c "print(min(x for x in [$w, ${best_i:-1e9}]))"); i_rss=$(( r > i_rss ? r : i_rss ))
-  export UPLOAD FILTER
-  read -r w r < <(measure "merge-ffmpeg-$run" bash -c "$(declare -f ffmpeg_merge); ffmpeg_merge '$OUT/merge-ffmpeg'")
-  printf "%-8s %-4s %10.2f %12.1f\n" ffmpeg "$run" "$w" "$(echo "$r/1024" | bc -l)"
-  best_f=$(python3 -c "print(min(x for x in [$w, ${best_f:-1e9}]))"); f_rss=$(( r > f_rss ? r : f_rss ))
-done
-echo
-python3 - "$best_i" "$best_f" "$i_rss" "$f_rss" "$RUNS" <<'PY'
-import sys
-wi, wf, ri, rf, runs = map(float, sys.argv[1:])
-print(f"merge wall-time ratio ingestd/ffmpeg (best of {int(runs)}): {wi/wf:.2f}  ({wi:.1f} s vs {wf:.1f} s)")
-print(f"merge peak-RSS  ratio ingestd/ffmpeg (max of {int(runs)}):  {ri/rf:.2f}  ({ri/1024:.0f} MB vs {rf/1024:.0f} MB)")
-PY
+ingestd_side() { rm -rf "$OUT/merge-ingestd" && "$BIN" transcode "$UPLOAD" --out "$OUT/merge-ingestd" --no-progress; }
+ffmpeg_side() { ffmpeg_merge "$OUT/merge-ffmpeg"; }
+export OUT BIN UPLOAD FILTER
+export -f ffmpeg_merge
+side_by_side merge "" ""
 ffprobe -v error -show_entries format=duration -of csv=p=0 "$OUT/merge-ingestd/video.mp4" | awk '{printf "ingestd output duration %.3f s (clips: 45 s)\n", $1}'

@@ -29,6 +29,10 @@ import Testing
             #expect(graph.hasSuffix("setsar=1,format=yuv420p[out0]"))
         }
         #expect(p.estimatedSeconds == 10 + 2.7 + 4)
+        // Joined clips reach the fan-out as TV-range 4:2:0: the 1080p rung scaler passes frames through.
+        #expect(p.videoFilterGraph.contains("scale=w=1080:h=1920:flags=bicubic,format=yuv420p"))
+        let single = try plan([ClipSource(path: "up/a.mp4")], [portrait])
+        #expect(single.videoFilterGraph.contains("scale=w=1080:h=1920:flags=bicubic:out_range=tv,"))
     }
 
     @Test func fillPolicyCropsInsteadOfPadding() throws {

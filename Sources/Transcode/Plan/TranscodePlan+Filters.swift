@@ -55,13 +55,15 @@ extension TranscodePlan {
     }
 
     /// Fans the normalised timeline out to every rung and thumbnail. Rung scalers only resize
-    /// (and fix the range), so a rung at the frame's own size is a pass-through.
+    /// (and bring a single clip's full-range video to TV range); joined clips already are 4:2:0
+    /// TV range, so there a rung at the frame's own size is a pass-through.
     public var videoFilterGraph: String {
         let branches = rungs.count + 2
         let labels = (0..<branches).map { "[v\($0)]" }.joined()
+        let range = clips.contains(where: \.conform) ? "" : ":out_range=tv"
         var graph = "[in0]split=\(branches)\(labels)"
         for (index, rung) in rungs.enumerated() {
-            graph += ";[v\(index)]scale=w=\(rung.width):h=\(rung.height):flags=bicubic:out_range=tv,"
+            graph += ";[v\(index)]scale=w=\(rung.width):h=\(rung.height):flags=bicubic\(range),"
                 + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709[out\(index)]"
         }
         let poster = posters[posters.count - 1]
