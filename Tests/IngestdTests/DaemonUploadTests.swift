@@ -41,6 +41,9 @@ import Transcode
             ("huge-manifest", #"{"id": "h", "clips": [{"file": "clip1.mp4"}], "metadata": {"x": ""# + String(repeating: "y", count: 100_000) + "\"}}", { _ in }),
             ("no-manifest", nil, { _ in }),
             ("unknown-field", #"{"id": "u", "clips": [{"file": "clip1.mp4", "speed": 2}]}"#, { _ in }),
+            ("many-files", good, { directory in
+                for index in 0..<1001 { FileManager.default.createFile(atPath: "\(directory)/f\(index)", contents: nil) }
+            }),
         ]
         for (name, manifest, prepare) in cases {
             let directory = try upload(base, name, manifest: manifest, prepare: prepare)
@@ -72,7 +75,7 @@ import Transcode
             "traversal": ("bad_upload", "clips[0].file"), "absolute": ("bad_upload", "absolute"),
             "link-out": ("bad_upload", "clips[1].file"), "huge-manifest": ("bad_upload", "65536"),
             "no-manifest": ("bad_upload", "upload.json"), "unknown-field": ("bad_upload", "clips[0].speed"),
-            "growing": ("too_large", "over the limit"),
+            "growing": ("too_large", "over the limit"), "many-files": ("too_large", "more than 1000 files"),
         ]
         let rejected = Daemon.entries("\(spool)/rejected")
         #expect(rejected.count == expectations.count, "\(rejected)")

@@ -119,8 +119,11 @@ import Transcode
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
+        // manifest.json is switched last: once it is there, that video is completely published.
+        // (Killed between its master.m3u8 and manifest.json, a rerun switches the finished version
+        // without re-encoding and reports it "published", not "skipped".)
         try Daemon.wait(timeout: 120, "the first video to be published") {
-            Daemon.entries(batch.cdn).contains { FileManager.default.fileExists(atPath: "\(batch.cdn)/\($0)/master.m3u8") }
+            Daemon.entries(batch.cdn).contains { FileManager.default.fileExists(atPath: "\(batch.cdn)/\($0)/manifest.json") }
         }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
