@@ -8,11 +8,16 @@ public struct TranscodeJob: Sendable {
     public var input: String
     public var destination: String
     public var preset: Preset
+    /// For a job process: the parent (daemon or reprocess run) it works for. The output is only
+    /// published while that process is still its parent, so an orphan of a killed run can never
+    /// publish late, over the work of the run that replaced it.
+    public var parent: pid_t?
 
-    public init(input: String, destination: String, preset: Preset) {
+    public init(input: String, destination: String, preset: Preset, parent: pid_t? = nil) {
         self.input = input
         self.destination = destination
         self.preset = preset
+        self.parent = parent
     }
 
     /// Runs the job, yielding the plan and progress into `events`. The output is published only
@@ -32,6 +37,7 @@ public struct TranscodeJob: Sendable {
         do {
             let request = upload.request(outputDirectory: staged.staging, preset: preset)
             let manifest = try await Transcoder.run(request, events: events)
+            if let parent, getppid() != parent { throw IngestError.cancelled }
             try staged.publish()
             logger.info("published", metadata: ["output": "\(destination)", "duration": "\(manifest.durationSeconds)",
                                                 "speed": "\(String(format: "%.2f", manifest.timings.speed))"])

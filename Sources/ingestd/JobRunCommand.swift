@@ -25,6 +25,7 @@ struct JobRunCommand: AsyncParsableCommand {
         // the daemon decides when its jobs stop.
         setpgid(0, 0)
         ChildLimits(memoryMB: memoryMb, cpuSeconds: cpuSeconds).apply()
+        let parent = getppid()
         ChildLimits.dieWithParent()
         let logger = Log.make(label: "ingestd.job", format: .text, defaultLevel: .warning)
         let outcome: JobResult
@@ -32,7 +33,7 @@ struct JobRunCommand: AsyncParsableCommand {
         do {
             let preset = try presetOption.load()
             let (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(4))
-            let job = TranscodeJob(input: input, destination: out, preset: preset)
+            let job = TranscodeJob(input: input, destination: out, preset: preset, parent: parent)
             let work = Task { try await job.run(logger: logger, events: continuation) }
             let signals = SignalTrap(cancelling: work)
             let progressPath = progress
