@@ -30,9 +30,13 @@ public struct StagedDirectory: Sendable {
         }
     }
 
-    /// Flushes the staged files to disk and renames the directory into place.
-    public func publish() throws {
+    /// Flushes the staged files to disk and renames the directory into place. `stillWanted` is
+    /// asked after the flush, just before the rename; when it says no, nothing is published and
+    /// the job ends as cancelled.
+    public func publish(while stillWanted: () -> Bool = { true }) throws {
         try Durability.syncTree(staging)
+        // Checked after the (slow) syncs, right before the rename: the last moment to back out.
+        guard stillWanted() else { throw IngestError.cancelled }
         if FileManager.default.fileExists(atPath: destination) {
             rmdir(destination)  // only succeeds when empty, which init checked
         }

@@ -37,8 +37,7 @@ public struct TranscodeJob: Sendable {
         do {
             let request = upload.request(outputDirectory: staged.staging, preset: preset)
             let manifest = try await Transcoder.run(request, events: events)
-            if let parent, getppid() != parent { throw IngestError.cancelled }
-            try staged.publish()
+            try staged.publish { parent.map { getppid() == $0 } ?? true }
             logger.info("published", metadata: ["output": "\(destination)", "duration": "\(manifest.durationSeconds)",
                                                 "speed": "\(String(format: "%.2f", manifest.timings.speed))"])
             return manifest

@@ -115,6 +115,9 @@ public struct Reprocessor: Sendable {
                 switch outcome {
                 case .published: break
                 case .rejected(let code, let message), .retryable(let code, let message):
+                    // A killed run's job may still have completed this same version in its last
+                    // instants; that output is as good as this run's.
+                    if publisher.versionIsComplete(item.id, version: version) { break }
                     rmdir(root)  // a video never published leaves no trace in the CDN
                     item.result = .failed
                     item.error = "\(code): \(message)"
