@@ -17,9 +17,7 @@ final class AudioTrack {
         self.plan = plan
         encoder = try EncoderFactory.audio(plan.audio)
         inputs = plan.mixInputs
-        let rate = plan.audio.sampleRate
-        let source = FilterGraph.Source(filter: "abuffer", arguments:
-            "time_base=1/\(rate):sample_rate=\(rate):sample_fmt=fltp:channel_layout=stereo")
+        let source = FilterGraph.Source.planarStereo(sampleRate: plan.audio.sampleRate)
         let count = [inputs.clipSound, inputs.music].compactMap { $0 }.count
         graph = try FilterGraph(description: plan.audioFilterGraph, sources: Array(repeating: source, count: count),
                                 sinks: ["abuffersink"])

@@ -62,8 +62,7 @@ final class SoundTimeline {
         if let music, total > fadeStart {
             let fade = try FilterGraph(
                 description: plan.musicFadeFilter(samples: total - fadeStart),
-                sources: [FilterGraph.Source(filter: "abuffer", arguments:
-                    "time_base=1/\(plan.audio.sampleRate):sample_rate=\(plan.audio.sampleRate):sample_fmt=fltp:channel_layout=stereo")],
+                sources: [.planarStereo(sampleRate: plan.audio.sampleRate)],
                 sinks: ["abuffersink"])
             var position = fadeStart
             while position < total {

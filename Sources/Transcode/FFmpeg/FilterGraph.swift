@@ -115,3 +115,11 @@ extension FilterGraph {
                                sinks: ["abuffersink"])
     }
 }
+
+extension FilterGraph.Source {
+    /// An `abuffer` for audio already in the output format: planar float stereo at `sampleRate`,
+    /// timestamps counted in samples.
+    static func planarStereo(sampleRate rate: Int) -> Self {
+        .init(filter: "abuffer", arguments: "time_base=1/\(rate):sample_rate=\(rate):sample_fmt=fltp:channel_layout=stereo")
+    }
+}
