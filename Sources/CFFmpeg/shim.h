@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <unistd.h>
 #include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>
 #include <libavfilter/avfilter.h>
@@ -104,6 +105,69 @@ static inline int cff_fifo_peek_at(AVAudioFifo *fifo, AVFrame *f, int offset) {
 /// Fills a frame's samples with silence.
 static inline int cff_frame_silence(AVFrame *f) {
     return av_samples_set_silence(f->extended_data, 0, f->nb_samples, f->ch_layout.nb_channels, f->format);
+}
+
+// MARK: reading one open file descriptor (a custom AVIOContext)
+/// What the read and seek callbacks need: the descriptor, the position and the size fixed when
+/// the file was validated (nothing past it is read, even if the file grows).
+typedef struct {
+    int fd;
+    int64_t pos;
+    int64_t size;
+} cff_fd_source;
+
+static inline int cff_fd_read(void *opaque, uint8_t *buf, int size) {
+    cff_fd_source *s = (cff_fd_source *)opaque;
+    if (s->pos >= s->size) return AVERROR_EOF;
+    if ((int64_t)size > s->size - s->pos) size = (int)(s->size - s->pos);
+    ssize_t n;
+    do { n = pread(s->fd, buf, (size_t)size, s->pos); } while (n < 0 && errno == EINTR);
+    if (n < 0) return AVERROR(errno);
+    if (n == 0) return AVERROR_EOF;
+    s->pos += n;
+    return (int)n;
+}
+
+static inline int64_t cff_fd_seek(void *opaque, int64_t offset, int whence) {
+    cff_fd_source *s = (cff_fd_source *)opaque;
+    switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE: return s->size;
+    case SEEK_SET: break;
+    case SEEK_CUR: offset += s->pos; break;
+    case SEEK_END: offset += s->size; break;
+    default: return AVERROR(EINVAL);
+    }
+    if (offset < 0) return AVERROR(EINVAL);
+    s->pos = offset;
+    return offset;
+}
+
+/// A read-only AVIOContext over `s` with its own buffer; free it with cff_fd_avio_free.
+static inline AVIOContext *cff_fd_avio_alloc(cff_fd_source *s) {
+    const int size = 64 * 1024;
+    unsigned char *buffer = av_malloc(size);
+    if (!buffer) return NULL;
+    AVIOContext *pb = avio_alloc_context(buffer, size, 0, s, cff_fd_read, NULL, cff_fd_seek);
+    if (!pb) av_free(buffer);
+    return pb;
+}
+
+/// Frees an AVIOContext from cff_fd_avio_alloc and its (possibly reallocated) buffer.
+static inline void cff_fd_avio_free(AVIOContext **pb) {
+    if (*pb) av_freep(&(*pb)->buffer);
+    avio_context_free(pb);
+}
+
+static inline int cff_refuse_io_open(struct AVFormatContext *s, AVIOContext **pb, const char *url, int flags,
+                                     AVDictionary **options) {
+    (void)s; (void)pb; (void)url; (void)flags; (void)options;
+    return AVERROR(EPERM);
+}
+
+/// Makes every attempt of a demuxer to open another input (a playlist entry, a reference) fail.
+static inline void cff_forbid_nested_inputs(AVFormatContext *s) {
+    s->io_open = cff_refuse_io_open;
+    s->flags |= AVFMT_FLAG_CUSTOM_IO;
 }
 
 #endif

@@ -5,7 +5,23 @@ import Transcode
 /// One upload (a video file or an upload directory) transcoded into a directory that appears
 /// atomically, with events out of band.
 public struct TranscodeJob: Sendable {
-    public var input: String
+    /// Where the upload is.
+    public enum Input: Sendable {
+        /// A video file or an upload directory (not a link).
+        case path(String)
+        /// The one entry of a directory that holds a single upload under the name it arrived
+        /// with (the spool's `work/<id>/upload/`), whatever bytes that name is made of.
+        case soleEntry(of: String)
+
+        public var description: String {
+            switch self {
+            case .path(let path): path
+            case .soleEntry(let holder): holder
+            }
+        }
+    }
+
+    public var input: Input
     public var destination: String
     public var preset: Preset
     /// For a job process: the parent (daemon or reprocess run) it works for. The output is only
@@ -13,11 +29,15 @@ public struct TranscodeJob: Sendable {
     /// publish late, over the work of the run that replaced it.
     public var parent: pid_t?
 
-    public init(input: String, destination: String, preset: Preset, parent: pid_t? = nil) {
+    public init(input: Input, destination: String, preset: Preset, parent: pid_t? = nil) {
         self.input = input
         self.destination = destination
         self.preset = preset
         self.parent = parent
+    }
+
+    public init(input: String, destination: String, preset: Preset, parent: pid_t? = nil) {
+        self.init(input: .path(input), destination: destination, preset: preset, parent: parent)
     }
 
     /// Runs the job, yielding the plan and progress into `events`. The output is published only
@@ -26,13 +46,16 @@ public struct TranscodeJob: Sendable {
         let upload: Upload
         let staged: StagedDirectory
         do {
-            upload = try Upload.open(input, limits: preset.limits)
+            switch input {
+            case .path(let path): upload = try Upload.open(path, limits: preset.limits)
+            case .soleEntry(let holder): upload = try Upload.openSole(in: holder, limits: preset.limits)
+            }
             staged = try StagedDirectory(destination: destination)
         } catch {
             events?.finish()
             throw error
         }
-        logger.info("transcode started", metadata: ["input": "\(input)", "clips": "\(upload.clips.count)",
+        logger.info("transcode started", metadata: ["input": "\(upload.path)", "clips": "\(upload.clips.count)",
                                                     "staging": "\(staged.staging)"])
         do {
             let request = upload.request(outputDirectory: staged.staging, preset: preset)

@@ -5,6 +5,9 @@
 public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file could not be opened or parsed as media at all.
     case cannotOpen(path: String, reason: String)
+    /// The container is not one an upload may be (a playlist, a concat list, anything that could
+    /// make the demuxer open another input); `container` is what libavformat detected.
+    case unsupportedContainer(path: String, container: String)
     /// The file has no decodable video stream.
     case noVideoStream(path: String)
     /// The file is a still image, not a video.
@@ -35,7 +38,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public var category: Category {
         switch self {
-        case .cannotOpen, .noVideoStream, .noAudioStream, .badTrim, .stillImage, .unsupportedCodec, .corruptInput, .limitExceeded: .badInput
+        case .cannotOpen, .unsupportedContainer, .noVideoStream, .noAudioStream, .badTrim, .stillImage, .unsupportedCodec, .corruptInput, .limitExceeded: .badInput
         case .badPreset: .badPreset
         case .outputFailed: .output
         case .cancelled: .cancelled
@@ -47,6 +50,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
     public var code: String {
         switch self {
         case .cannotOpen: "corrupt_input"
+        case .unsupportedContainer: "unsupported_container"
         case .noVideoStream: "no_video_stream"
         case .noAudioStream: "no_audio_stream"
         case .badTrim: "bad_trim"
@@ -66,6 +70,9 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .cannotOpen(let path, let reason): "\(path): cannot open as media: \(reason)"
+        case .unsupportedContainer(let path, let container):
+            "\(path): unsupported container '\(container)' (accepted: a single recording such as MP4/MOV, "
+                + "WebM/MKV, AVI, MPEG-TS or an audio file; playlists and lists of other files are refused)"
         case .noVideoStream(let path): "\(path): no video stream"
         case .noAudioStream(let path): "\(path): no audio stream (a sound track must contain audio)"
         case .badTrim(let path, let detail): "\(path): bad trim: \(detail)"

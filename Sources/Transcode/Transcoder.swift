@@ -9,9 +9,15 @@ public enum TranscodeEvent: Sendable {
 
 /// A transcode to run: the clips to join (one for a plain video file), an optional sound
 /// track, the output directory and the preset.
+///
+/// Every input is already open (``SourceFile``): the descriptors validated by the caller are the
+/// ones probed and decoded; no input is opened again by name.
 public struct TranscodeRequest: Sendable {
     public var clips: [ClipSource]
     public var music: MusicSource?
+    /// The clips' files, in the order of `clips`.
+    public var clipFiles: [SourceFile]
+    public var musicFile: SourceFile?
     public var outputDirectory: String
     public var preset: Preset
     /// The upload's own id (from `upload.json`), recorded in `manifest.json`.
@@ -19,19 +25,22 @@ public struct TranscodeRequest: Sendable {
     /// Passed through to `manifest.json` untouched.
     public var metadata: [String: JSONValue]
 
-    public init(clips: [ClipSource], music: MusicSource? = nil, outputDirectory: String, preset: Preset,
-                uploadID: String? = nil, metadata: [String: JSONValue] = [:]) {
+    public init(clips: [(ClipSource, SourceFile)], music: (MusicSource, SourceFile)? = nil, outputDirectory: String,
+                preset: Preset, uploadID: String? = nil, metadata: [String: JSONValue] = [:]) {
         self.uploadID = uploadID
-        self.clips = clips
-        self.music = music
+        self.clips = clips.map(\.0)
+        clipFiles = clips.map(\.1)
+        self.music = music?.0
+        musicFile = music?.1
         self.outputDirectory = outputDirectory
         self.preset = preset
         self.metadata = metadata
     }
 
     /// One video file.
-    public init(input: String, outputDirectory: String, preset: Preset, metadata: [String: JSONValue] = [:]) {
-        self.init(clips: [ClipSource(path: input)], outputDirectory: outputDirectory, preset: preset, metadata: metadata)
+    public init(input: SourceFile, outputDirectory: String, preset: Preset, metadata: [String: JSONValue] = [:]) {
+        self.init(clips: [(ClipSource(path: input.path), input)], outputDirectory: outputDirectory, preset: preset,
+                  metadata: metadata)
     }
 }
 
@@ -74,7 +83,8 @@ public enum Transcoder {
         let plan = try plan(request)
         emit(.planned(plan))
         let layout = OutputLayout(directory: request.outputDirectory)
-        let pipeline = try Pipeline(plan: plan, layout: layout, cancellation: cancellation) { emit(.progress($0)) }
+        let pipeline = try Pipeline(plan: plan, clipFiles: request.clipFiles, musicFile: request.musicFile, layout: layout,
+                                    cancellation: cancellation) { emit(.progress($0)) }
         let result = try pipeline.run()
         let elapsed = ContinuousClock.now - clock
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -84,8 +94,8 @@ public enum Transcoder {
 
     /// Probes every input (headers only) and plans the transcode.
     public static func plan(_ request: TranscodeRequest) throws -> TranscodePlan {
-        let probes = try request.clips.map { try MediaProbe.probe(path: $0.path) }
-        let musicProbe = try request.music.map { try MediaProbe.probe(path: $0.path) }
+        let probes = try request.clipFiles.map(MediaProbe.probe)
+        let musicProbe = try request.musicFile.map(MediaProbe.probe)
         return try TranscodePlan.make(clips: request.clips, probes: probes, music: request.music,
                                       musicProbe: musicProbe, preset: request.preset)
     }

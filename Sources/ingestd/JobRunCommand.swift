@@ -12,7 +12,9 @@ struct JobRunCommand: AsyncParsableCommand {
         shouldDisplay: false
     )
 
-    @Argument var input: String
+    @Argument var input: String?
+    /// The directory holding the one upload, opened by its raw name (the spool's `work/<id>/upload`).
+    @Option var soleEntryOf: String?
     @Option var out: String
     @OptionGroup var presetOption: PresetOption
     @Option var result: String
@@ -33,7 +35,10 @@ struct JobRunCommand: AsyncParsableCommand {
         do {
             let preset = try presetOption.load()
             let (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(4))
-            let job = TranscodeJob(input: input, destination: out, preset: preset, parent: parent)
+            guard let source: TranscodeJob.Input = input.map({ .path($0) }) ?? soleEntryOf.map({ .soleEntry(of: $0) }) else {
+                throw ValidationError("an input or --sole-entry-of is required")
+            }
+            let job = TranscodeJob(input: source, destination: out, preset: preset, parent: parent)
             let work = Task { try await job.run(logger: logger, events: continuation) }
             let signals = SignalTrap(cancelling: work)
             let progressPath = progress
@@ -41,9 +46,8 @@ struct JobRunCommand: AsyncParsableCommand {
             for await event in events {
                 guard case .progress(let p) = event, ContinuousClock.now - last >= .seconds(1) else { continue }
                 last = ContinuousClock.now
-                try? JSONEncoder.iso.encode(JobProgress(fraction: p.fraction, outputSeconds: p.outputSeconds, speed: p.speed,
-                                                        etaSeconds: p.etaSeconds, updatedAt: Date()))
-                    .write(to: URL(fileURLWithPath: progressPath))
+                try? JSONFile.write(JobProgress(fraction: p.fraction, outputSeconds: p.outputSeconds, speed: p.speed,
+                                                etaSeconds: p.etaSeconds, updatedAt: Date()), to: progressPath)
             }
             let manifest = try await work.value
             signals.disarm()
@@ -52,7 +56,7 @@ struct JobRunCommand: AsyncParsableCommand {
             outcome = JobResult(error: error)
             status = ExitStatus(for: error)
         }
-        try? JSONEncoder.iso.encode(outcome).write(to: URL(fileURLWithPath: result))
+        try? JSONFile.write(outcome, to: result)
         if status != .success { throw ExitCode(status.rawValue) }
     }
 }

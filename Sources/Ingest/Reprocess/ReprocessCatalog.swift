@@ -3,10 +3,23 @@ import Foundation
 /// One archived video to (re)publish.
 public struct ArchivedVideo: Sendable, Codable, Equatable {
     public var id: String
+    /// The video file or upload directory, or (``holdsUpload``) the directory holding it.
     public var source: String
+    /// True for a daemon archive entry: `source` is its `upload/` directory, whose one entry is
+    /// the original under the exact name it arrived with.
+    public var holdsUpload: Bool
+
+    public init(id: String, source: String, holdsUpload: Bool = false) {
+        self.id = id
+        self.source = source
+        self.holdsUpload = holdsUpload
+    }
+
+    /// What the job process is given.
+    public var input: TranscodeJob.Input { holdsUpload ? .soleEntry(of: source) : .path(source) }
 }
 
-/// Finds the videos of an archive: the daemon's `archive/<id>/` (original named by job.json), or
+/// Finds the videos of an archive: the daemon's `archive/<id>/` (the original alone in `upload/`), or
 /// any directory tree of videos and upload directories (holding `upload.json`, one upload each),
 /// whose ids derive deterministically from their relative paths.
 public enum ReprocessCatalog {
@@ -19,10 +32,10 @@ public enum ReprocessCatalog {
         var claimed = Set<String>()
         // Daemon archive entries first.
         for id in ((try? fm.contentsOfDirectory(atPath: base)) ?? []).sorted() {
-            if let record = JSONFile.read(JobRecord.self, from: "\(base)/\(id)/job.json") {
-                videos.append(ArchivedVideo(id: id, source: "\(base)/\(id)/\(record.original)"))
-                claimed.insert("\(base)/\(id)")
-            }
+            guard JSONFile.read(JobRecord.self, from: "\(base)/\(id)/job.json") != nil,
+                  RawPath.entries(of: "\(base)/\(id)/upload").count == 1 else { continue }
+            videos.append(ArchivedVideo(id: id, source: "\(base)/\(id)/upload", holdsUpload: true))
+            claimed.insert("\(base)/\(id)")
         }
         let tree = (fm.enumerator(atPath: base)?.allObjects as? [String] ?? [])
             .filter { !$0.split(separator: "/").contains(where: { $0.hasPrefix(".") }) }

@@ -13,6 +13,7 @@ public struct ReprocessItem: Sendable, Codable {
 
     public var id: String
     public var source: String
+    public var holdsUpload: Bool
     public var action: Action
     /// Why: "not published yet", "published with preset 1a2b…", "already published with this preset".
     public var why: String
@@ -55,11 +56,14 @@ public struct Reprocessor: Sendable {
         return videos.map { video in
             switch publisher.currentPresetHash(video.id) {
             case hash?:
-                ReprocessItem(id: video.id, source: video.source, action: .skip, why: "already published with preset \(hash)")
+                ReprocessItem(id: video.id, source: video.source, holdsUpload: video.holdsUpload, action: .skip,
+                              why: "already published with preset \(hash)")
             case let other?:
-                ReprocessItem(id: video.id, source: video.source, action: .process, why: "published with preset \(other)")
+                ReprocessItem(id: video.id, source: video.source, holdsUpload: video.holdsUpload, action: .process,
+                              why: "published with preset \(other)")
             case nil:
-                ReprocessItem(id: video.id, source: video.source, action: .process, why: "not published yet")
+                ReprocessItem(id: video.id, source: video.source, holdsUpload: video.holdsUpload, action: .process,
+                              why: "not published yet")
             }
         }
     }
@@ -107,10 +111,10 @@ public struct Reprocessor: Sendable {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
             if !publisher.versionIsComplete(item.id, version: version) {
                 try? FileManager.default.removeItem(atPath: "\(root)/\(version)")
-                let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-reprocess-\(getpid())-\(item.id)").path
-                try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-                defer { try? FileManager.default.removeItem(atPath: scratch) }
-                let outcome = await runner.run(input: item.source, output: "\(root)/\(version)", jobDirectory: scratch) { stop.value }
+                // The job's own files (result, progress) go to a private directory no one else can plant names in.
+                let scratch = try PrivateDirectory(prefix: "ingestd-reprocess-")
+                let input: TranscodeJob.Input = item.holdsUpload ? .soleEntry(of: item.source) : .path(item.source)
+                let outcome = await runner.run(input: input, output: "\(root)/\(version)", jobDirectory: scratch.path) { stop.value }
                 publisher.removeStaging(item.id)
                 switch outcome {
                 case .published: break

@@ -9,7 +9,8 @@ public final class DirectoryWatcher: @unchecked Sendable {
     private var stopped = false
     public let isActive: Bool
 
-    public init(directory: String, onArrival: @escaping @Sendable (String) -> Void) {
+    /// `onArrival` gets the name and whether it was renamed in (rather than closed after writing).
+    public init(directory: String, onArrival: @escaping @Sendable (String, Bool) -> Void) {
         let fd = inotify_init1(Int32(IN_CLOEXEC))
         descriptor = fd
         isActive = fd >= 0 && inotify_add_watch(fd, directory, UInt32(IN_MOVED_TO | IN_CLOSE_WRITE)) >= 0
@@ -31,7 +32,7 @@ public final class DirectoryWatcher: @unchecked Sendable {
         return stopped
     }
 
-    private func loop(_ onArrival: @Sendable (String) -> Void) {
+    private func loop(_ onArrival: @Sendable (String, Bool) -> Void) {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !isStopped {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
@@ -40,9 +41,13 @@ public final class DirectoryWatcher: @unchecked Sendable {
             guard count > 0 else { continue }
             var offset = 0
             while offset + 16 <= count {
-                let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: offset + 12, as: UInt32.self)) }
+                let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
+                let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)) }
                 let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-                if !nameBytes.isEmpty { onArrival(String(decoding: nameBytes, as: UTF8.self)) }
+                if !nameBytes.isEmpty {
+                    let name = String(decoding: nameBytes, as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "_")
+                    onArrival(name, mask & UInt32(IN_MOVED_TO) != 0)
+                }
                 offset += 16 + length
             }
         }

@@ -20,22 +20,34 @@ public struct JobRunner: Sendable {
     public var presetArgument: String
     public var timeoutSeconds: Double
     public var limits: ChildLimits
+    /// How long a job process asked to stop (SIGTERM) may take before it is killed (SIGKILL).
+    public var killAfterSeconds: Double
 
-    public init(executable: String, presetArgument: String, timeoutSeconds: Double, limits: ChildLimits) {
+    public init(executable: String, presetArgument: String, timeoutSeconds: Double, limits: ChildLimits,
+                killAfterSeconds: Double = 5) {
         self.executable = executable
         self.presetArgument = presetArgument
         self.timeoutSeconds = timeoutSeconds
         self.limits = limits
+        self.killAfterSeconds = killAfterSeconds
     }
 
     /// Runs the attempt; `stop` is checked while waiting and, when it turns true, the child is
-    /// asked to stop (SIGTERM) and the attempt ends as `.interrupted`.
-    public func run(input: String, output: String, jobDirectory: String, stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
+    /// asked to stop (SIGTERM), killed if it is still there `killAfterSeconds` later, and the
+    /// attempt ends as `.interrupted`. `jobDirectory` holds the job's own files (result, progress),
+    /// never the upload.
+    public func run(input: TranscodeJob.Input, output: String, jobDirectory: String,
+                    stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
         let resultPath = "\(jobDirectory)/result.json"
         try? FileManager.default.removeItem(atPath: resultPath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["job-run", input, "--out", output, "--preset", presetArgument,
+        let source: [String]
+        switch input {
+        case .path(let path): source = [path]
+        case .soleEntry(let holder): source = ["--sole-entry-of", holder]
+        }
+        process.arguments = ["job-run"] + source + ["--out", output, "--preset", presetArgument,
                              "--result", resultPath, "--progress", "\(jobDirectory)/progress.json",
                              "--memory-mb", String(limits.memoryMB), "--cpu-seconds", String(limits.cpuSeconds)]
         process.standardInput = FileHandle.nullDevice
@@ -46,12 +58,18 @@ public struct JobRunner: Sendable {
             return .retryable(code: "internal", message: "cannot start job process: \(error)")
         }
         let started = ContinuousClock.now
-        var timedOut = false, interrupted = false
+        var timedOut = false, interrupted = false, killed = false
+        var stopAsked = ContinuousClock.now
         while process.isRunning {
             try? await Task.sleep(for: .milliseconds(100))
             if !interrupted, stop() {
                 interrupted = true
+                stopAsked = .now
                 kill(process.processIdentifier, SIGTERM)
+            }
+            if interrupted, !killed, ContinuousClock.now - stopAsked > .seconds(killAfterSeconds) {
+                killed = true
+                kill(process.processIdentifier, SIGKILL)
             }
             if !timedOut, ContinuousClock.now - started > .seconds(timeoutSeconds) {
                 timedOut = true
@@ -61,23 +79,23 @@ public struct JobRunner: Sendable {
         process.waitUntilExit()
         let result = JSONFile.read(JobResult.self, from: resultPath)
         if timedOut {
-            return .retryable(code: "timeout", message: "\(input): no result within the \(Int(timeoutSeconds)) s job timeout")
+            return .retryable(code: "timeout", message: "\(input.description): no result within the \(Int(timeoutSeconds)) s job timeout")
         }
         if process.terminationReason == .uncaughtSignal {
             if interrupted { return .interrupted }
-            return .retryable(code: "crashed", message: "\(input): job process killed by signal \(process.terminationStatus)")
+            return .retryable(code: "crashed", message: "\(input.description): job process killed by signal \(process.terminationStatus)")
         }
         let status = ExitStatus(rawValue: process.terminationStatus)
         switch status {
         case .success?:
             return result.map(JobOutcome.published) ?? .retryable(code: "internal", message: "job process left no result")
         case .badInput?:
-            return .rejected(code: result?.code ?? "corrupt_input", message: result?.message ?? "\(input): rejected")
+            return .rejected(code: result?.code ?? "corrupt_input", message: result?.message ?? "\(input.description): rejected")
         case .interrupted?:
             return .interrupted
         default:
             return .retryable(code: result?.code ?? "crashed",
-                              message: result?.message ?? "\(input): job process exited with status \(process.terminationStatus)")
+                              message: result?.message ?? "\(input.description): job process exited with status \(process.terminationStatus)")
         }
     }
 }

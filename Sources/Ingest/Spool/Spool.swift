@@ -1,6 +1,7 @@
 import Foundation
 
-/// Moves uploads through the spool's states. All transitions are renames within one filesystem.
+/// Moves uploads through the spool's states. All transitions are renames within one filesystem,
+/// each followed by an fsync of the directories it changed.
 public struct Spool: Sendable {
     public let layout: SpoolLayout
 
@@ -10,11 +11,16 @@ public struct Spool: Sendable {
     public struct Arrival: Sendable, Equatable {
         /// The name for display and ids (invalid UTF-8 replaced).
         public var name: String
-        /// The name's bytes as stored, which need not be UTF-8.
+        /// The name's bytes as stored, which need not be UTF-8; the upload keeps them.
         public var rawName: [UInt8]
         public var isDirectory: Bool
         public var size: Int64
+        /// The latest modification in the upload (for a directory: anywhere in its tree).
         public var modified: Date
+        /// Files in the upload (1 for a file).
+        public var files: Int
+        /// For a directory: whether `upload.json` is there yet.
+        public var hasManifest: Bool
     }
 
     /// Lists `incoming/` with raw names (readdir), so names that are not UTF-8 are still handled.
@@ -25,66 +31,102 @@ public struct Spool: Sendable {
         while let entry = readdir(directory) {
             let raw = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
             guard let first = raw.first, first != UInt8(ascii: ".") else { continue }
-            let path = Self.path(layout.incoming, raw)
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
+            let path = RawPath(layout.incoming, raw)
+            guard let info = path.lstat() else { continue }
             let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
             let name = String(decoding: raw, as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "_")
-            found.append(Arrival(name: name, rawName: raw, isDirectory: isDirectory,
-                                 size: isDirectory ? Self.treeSize(String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) : Int64(info.st_size),
-                                 modified: Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))))
+            var tree = Tree(bytes: Int64(info.st_size), files: 1, modified: info.st_mtim)
+            if isDirectory { tree = Self.tree(path) }
+            found.append(Arrival(name: name, rawName: raw, isDirectory: isDirectory, size: tree.bytes,
+                                 modified: Date(timeIntervalSince1970: TimeInterval(tree.modified.tv_sec) + TimeInterval(tree.modified.tv_nsec) / 1e9),
+                                 files: tree.files,
+                                 hasManifest: isDirectory && path.appending(Array(Upload.manifestName.utf8)).lstat() != nil))
         }
         return found.sorted { $0.rawName.lexicographicallyPrecedes($1.rawName) }
     }
 
-    /// `directory/raw` as a C path, keeping the raw bytes of the name.
-    static func path(_ directory: String, _ raw: [UInt8]) -> [CChar] {
-        (Array(directory.utf8) + [UInt8(ascii: "/")] + raw + [0]).map { CChar(bitPattern: $0) }
-    }
-
     /// Most entries one upload directory may hold.
     static let maxUploadFiles = 1000
-    /// ``treeSize(_:)`` of a directory with more than ``maxUploadFiles`` entries.
+    /// ``Tree/bytes`` of a directory with more than ``maxUploadFiles`` entries.
     static let tooManyFiles = Int64.max
 
-    /// Bytes under `path` (links not followed), or ``tooManyFiles`` once it holds more than
-    /// ``maxUploadFiles`` entries: a hostile upload cannot make every poll walk a huge tree.
-    static func treeSize(_ path: String) -> Int64 {
-        var total: Int64 = 0, count = 0
-        for case let relative as String in FileManager.default.enumerator(atPath: path) ?? FileManager.DirectoryEnumerator() {
-            count += 1
-            if count > maxUploadFiles { return tooManyFiles }
-            var info = stat()
-            if lstat("\(path)/\(relative)", &info) == 0 { total += Int64(info.st_size) }
-        }
-        return total
+    struct Tree {
+        var bytes: Int64
+        var files: Int
+        var modified: timespec
     }
 
-    /// A job id from an upload name: its safe characters plus a random suffix, so equal names
+    /// Bytes, entries and latest mtime under `root` (links not followed, raw names), or
+    /// ``tooManyFiles`` bytes once it holds more than ``maxUploadFiles`` entries: a hostile upload
+    /// cannot make every poll walk a huge tree.
+    static func tree(_ root: RawPath) -> Tree {
+        var tree = Tree(bytes: 0, files: 0, modified: root.lstat()?.st_mtim ?? timespec())
+        var pending = [root]
+        while let directory = pending.popLast() {
+            guard let listing = opendir(directory.bytes) else { continue }
+            defer { closedir(listing) }
+            while let entry = readdir(listing) {
+                let raw = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+                guard raw != [0x2e], raw != [0x2e, 0x2e] else { continue }
+                tree.files += 1
+                guard tree.files <= maxUploadFiles else { return Tree(bytes: tooManyFiles, files: tree.files, modified: tree.modified) }
+                let child = directory.appending(raw)
+                guard let info = child.lstat() else { continue }
+                tree.bytes += Int64(info.st_size)
+                if (info.st_mtim.tv_sec, info.st_mtim.tv_nsec) > (tree.modified.tv_sec, tree.modified.tv_nsec) { tree.modified = info.st_mtim }
+                if info.st_mode & S_IFMT == S_IFDIR { pending.append(child) }
+            }
+        }
+        return tree
+    }
+
+    /// A job id from an upload name: its safe characters plus 64 random bits, so equal names
     /// never collide and no name can escape the spool.
     public static func makeID(for name: String) -> String {
         let trimmed = safeIdentifier((name as NSString).deletingPathExtension)
             .trimmingCharacters(in: CharacterSet(charactersIn: "_")).prefix(40)
-        let suffix = String(format: "%08x", UInt32.random(in: 0...UInt32.max))
+        let suffix = String(format: "%016llx", UInt64.random(in: 0...UInt64.max))
         return (trimmed.isEmpty ? "upload" : String(trimmed)) + "-" + suffix
     }
 
-    /// Claims an arrival: creates and locks `work/<id>/`, then moves the upload in (one rename,
-    /// so only one daemon wins) and writes its job record. Returns nil when another process
-    /// took the upload first.
-    public func claim(_ arrival: Arrival) throws -> (JobRecord, JobLock)? {
-        let id = Self.makeID(for: arrival.name)
+    /// An id no state directory and no CDN entry (published or staging) uses yet.
+    func uniqueID(for name: String, cdn: String?) -> String {
+        while true {
+            let id = Self.makeID(for: name)
+            let places = SpoolLayout.State.allCases.map { layout.job(id, in: $0) } + (cdn.map { ["\($0)/\(id)"] } ?? [])
+            var info = stat()
+            if places.allSatisfy({ lstat($0, &info) != 0 }) { return id }
+        }
+    }
+
+    /// Claims an arrival. The job directory is made and locked under a hidden name, then renamed
+    /// into `work/` (so no other daemon ever sees it unlocked), then the upload is moved into
+    /// its `upload/` directory under the name it arrived with (one rename, so only one daemon
+    /// wins) and the job record is written beside it. Returns nil when another process took the
+    /// upload first. `cdn` is where jobs publish: ids never reuse a name there.
+    public func claim(_ arrival: Arrival, cdn: String?) throws -> (JobRecord, JobLock)? {
+        let id = uniqueID(for: arrival.name, cdn: cdn)
+        let work = layout.directory(.work)
+        let hidden = "\(work)/.claim-\(id)"
+        guard mkdir(hidden, 0o755) == 0 else { throw IngestError.cannotWrite(path: hidden, reason: String(cString: strerror(errno))) }
+        guard let lock = JobLock(directory: hidden), mkdir("\(hidden)/upload", 0o755) == 0 else {
+            try? FileManager.default.removeItem(atPath: hidden)
+            throw IngestError.cannotWrite(path: hidden, reason: String(cString: strerror(errno)))
+        }
         let directory = layout.job(id)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-        guard let lock = JobLock(directory: directory) else { return nil }
-        let original = Self.originalName(arrival.name)
-        guard rename(Self.path(layout.incoming, arrival.rawName), "\(directory)/\(original)") == 0 else {
-            try? FileManager.default.removeItem(atPath: directory)
+        guard rename(hidden, directory) == 0 else {
+            try? FileManager.default.removeItem(atPath: hidden)
+            throw IngestError.cannotWrite(path: directory, reason: String(cString: strerror(errno)))
+        }
+        let source = RawPath(layout.incoming, arrival.rawName)
+        let target = RawPath(layout.upload(id), arrival.rawName)
+        guard rename(source.bytes, target.bytes) == 0 else {
+            try? FileManager.default.removeItem(atPath: directory)  // still ours: we hold its lock
             return nil
         }
-        let record = JobRecord(id: id, original: original, receivedAt: Date(), attempts: 0)
+        let record = JobRecord(id: id, original: arrival.name, receivedAt: Date(), attempts: 0)
         try JSONFile.write(record, to: "\(directory)/job.json")
-        try Durability.syncDirectory(layout.directory(.work))
+        for changed in [layout.incoming, layout.upload(id), directory, work] { try Durability.syncDirectory(changed) }
         return (record, lock)
     }
 
@@ -93,32 +135,44 @@ public struct Spool: Sendable {
         String(s.unicodeScalars.map { $0.isASCII && CharacterSet.alphanumerics.contains($0) ? Character($0) : "_" })
     }
 
-    /// The name the original keeps inside its job directory (control characters replaced).
-    static func originalName(_ name: String) -> String {
-        let cleaned = String(name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "_" : Character($0) })
-        return cleaned == "job.json" || cleaned == "reason.json" || cleaned.hasPrefix(".") ? "upload-\(cleaned)" : cleaned
+    /// Takes over jobs in `work/` that no live process holds (left by a daemon that died, or
+    /// waiting for a retry) and are due by `now`, at most `limit` of them. Each job's lock is
+    /// taken before anything in it is read or repaired, so two daemons never repair or run one
+    /// job together; what a crash in the middle of a claim left behind is repaired or removed.
+    public func adoptOrphans(limit: Int, now: Date = Date()) -> [(JobRecord, JobLock)] {
+        let work = layout.directory(.work)
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: work)) ?? []).sorted()
+        var adopted: [(JobRecord, JobLock)] = []
+        for name in names where adopted.count < limit {
+            let directory = "\(work)/\(name)"
+            guard let lock = JobLock(directory: directory) else { continue }  // a live process has it
+            if name.hasPrefix(".claim-") {
+                // Died before the claim became visible: nothing was moved in yet.
+                try? FileManager.default.removeItem(atPath: directory)
+                continue
+            }
+            guard !name.hasPrefix("."), let record = repair(id: name) else { continue }
+            guard (record.notBefore ?? now) <= now else { continue }  // lock released on return
+            adopted.append((record, lock))
+        }
+        return adopted
     }
 
-    /// Jobs in `work/` that no live process holds: left by a daemon that died, or queued for retry.
-    /// Repairs what a crash between two steps of a claim can leave behind.
-    public func orphans() -> [JobRecord] {
-        let ids = (try? FileManager.default.contentsOfDirectory(atPath: layout.directory(.work))) ?? []
-        return ids.sorted().compactMap { id in
-            let directory = layout.job(id)
-            guard !JobLock.isHeld(directory: directory) else { return nil }
-            if let record = JSONFile.read(JobRecord.self, from: "\(directory)/job.json") { return record }
-            // Died between the rename and the job record: rebuild it from the original.
-            let contents = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-                .filter { !$0.hasPrefix(".") && !$0.hasSuffix(".json") && !$0.contains(".json.tmp-") }
-            guard let original = contents.first else {
-                // Died between mkdir and rename: nothing was moved in.
-                try? FileManager.default.removeItem(atPath: directory)
-                return nil
-            }
-            let record = JobRecord(id: id, original: original, receivedAt: Date(), attempts: 0)
-            try? JSONFile.write(record, to: "\(directory)/job.json")
-            return record
+    /// The record of a job whose lock we hold, rebuilt when a crash left it incomplete; nil (and
+    /// the directory removed) when the crash came before the upload was moved in.
+    private func repair(id: String) -> JobRecord? {
+        let directory = layout.job(id)
+        let upload = layout.upload(id)
+        let record = JSONFile.read(JobRecord.self, from: "\(directory)/job.json")
+        if let entry = RawPath.entries(of: upload).first {
+            if let record { return record }
+            let name = String(decoding: entry, as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "_")
+            let rebuilt = JobRecord(id: id, original: name, receivedAt: Date(), attempts: 0)
+            try? JSONFile.write(rebuilt, to: "\(directory)/job.json")
+            return rebuilt
         }
+        try? FileManager.default.removeItem(atPath: directory)
+        return nil
     }
 
     /// Records `record` (attempts, backoff) in its job directory.
@@ -127,6 +181,7 @@ public struct Spool: Sendable {
     }
 
     /// Ends a job: writes `reason.json` (for rejected/failed) and renames `work/<id>` into `state`.
+    /// The upload itself is never touched: only the job's own files are written or removed.
     public func finish(_ record: JobRecord, as state: SpoolLayout.State, reason: Reason? = nil) throws {
         let directory = layout.job(record.id)
         if let reason { try JSONFile.write(reason, to: "\(directory)/reason.json") }
@@ -137,5 +192,37 @@ public struct Spool: Sendable {
         }
         try Durability.syncDirectory(layout.directory(state))
         try Durability.syncDirectory(layout.directory(.work))
+    }
+}
+
+/// A path as bytes (NUL-terminated), so that names which are not UTF-8 survive every call.
+struct RawPath {
+    let bytes: [CChar]
+
+    init(_ directory: String, _ raw: [UInt8]) {
+        bytes = (Array(directory.utf8) + [UInt8(ascii: "/")] + raw + [0]).map { CChar(bitPattern: $0) }
+    }
+
+    private init(bytes: [CChar]) { self.bytes = bytes }
+
+    func appending(_ raw: [UInt8]) -> RawPath {
+        RawPath(bytes: bytes.dropLast() + ([UInt8(ascii: "/")] + raw + [0]).map { CChar(bitPattern: $0) })
+    }
+
+    func lstat() -> stat? {
+        var info = stat()
+        return Glibc.lstat(bytes, &info) == 0 ? info : nil
+    }
+
+    /// The raw names in `directory` (without `.` and `..`).
+    static func entries(of directory: String) -> [[UInt8]] {
+        guard let listing = opendir(directory) else { return [] }
+        defer { closedir(listing) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(listing) {
+            let raw = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            if raw != [0x2e], raw != [0x2e, 0x2e] { names.append(raw) }
+        }
+        return names
     }
 }

@@ -4,10 +4,13 @@ import Foundation
 /// so an upload is always in exactly one place, whatever moment a process dies at.
 ///
 ///     incoming/              uploaders drop a video file (or directory) here, ideally by rename
-///     work/<id>/             claimed: the original, job.json, progress.json, .lock
-///     archive/<id>/          published: the original, job.json, manifest.json
-///     rejected/<id>/         bad upload, never retried: the original, reason.json
-///     failed/<id>/           retries exhausted: the original, reason.json
+///     work/<id>/             claimed: upload/<original>, job.json, progress.json, result.json, .lock
+///     archive/<id>/          published: upload/<original>, job.json
+///     rejected/<id>/         bad upload, never retried: upload/<original>, job.json, reason.json
+///     failed/<id>/           retries exhausted: upload/<original>, job.json, reason.json
+///
+/// The original keeps the exact name (bytes) it arrived with, alone in `upload/`: no name an
+/// uploader chooses can meet the job's own files, which sit one level up.
 ///     events.ndjson          append-only event log
 ///     metrics.prom           Prometheus text format, for node_exporter's textfile collector
 public struct SpoolLayout: Sendable {
@@ -24,6 +27,8 @@ public struct SpoolLayout: Sendable {
     public var incoming: String { "\(root)/incoming" }
     public func directory(_ state: State) -> String { "\(root)/\(state.rawValue)" }
     public func job(_ id: String, in state: State = .work) -> String { "\(directory(state))/\(id)" }
+    /// The directory that holds the original upload, and nothing else.
+    public func upload(_ id: String, in state: State = .work) -> String { "\(job(id, in: state))/upload" }
     public var events: String { "\(root)/events.ndjson" }
     public var metrics: String { "\(root)/metrics.prom" }
 
@@ -65,21 +70,30 @@ public struct Reason: Codable, Sendable, Equatable {
     }
 }
 
-enum JSONFile {
-    static func write<T: Encodable>(_ value: T, to path: String) throws {
+/// JSON files of the spool and the job processes: written whole under a fresh name (created
+/// exclusively, never through a link), fsynced, renamed into place, the directory fsynced.
+public enum JSONFile {
+    public static func write<T: Encodable>(_ value: T, to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         let data = try encoder.encode(value)
-        let temporary = "\(path).tmp-\(getpid())"
-        try data.write(to: URL(fileURLWithPath: temporary))
-        try Durability.syncFile(temporary)
-        guard rename(temporary, path) == 0 else {
-            throw IngestError.cannotWrite(path: path, reason: String(cString: strerror(errno)))
+        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        // Created exclusively and never through a link: a planted name cannot redirect the write.
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw IngestError.cannotWrite(path: temporary, reason: String(cString: strerror(errno))) }
+        let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == data.count, synced, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw IngestError.cannotWrite(path: path, reason: reason)
         }
+        try Durability.syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
-    static func read<T: Decodable>(_ type: T.Type, from path: String) -> T? {
+    public static func read<T: Decodable>(_ type: T.Type, from path: String) -> T? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601

@@ -47,8 +47,15 @@ public actor SpoolService: Service {
     private let logger: Logger
     private var running: Set<String> = []
     private var announced: Set<String> = []
-    private var completeNames: Set<String> = []
-    private var seen: [String: (size: Int64, modified: Date, since: Date)] = [:]
+    /// Names renamed into `incoming/` (complete at once).
+    private var renamedIn: Set<String> = []
+    /// Names closed after writing, with when: a file written in place is complete once closed
+    /// and then unchanged for `settleSeconds`.
+    private var closedAt: [String: Date] = [:]
+    /// Names present at start-up, whose writing we could not have seen.
+    private var presentAtStart: Set<String>?
+    private var inotify = false
+    private var seen: [String: (size: Int64, files: Int, modified: Date, since: Date)] = [:]
     private var draining = false
     private var wake: AsyncStream<Void>.Continuation?
 
@@ -66,9 +73,10 @@ public actor SpoolService: Service {
         removeStaleStaging()
         let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.wake = wake
-        let watcher = DirectoryWatcher(directory: configuration.spool.incoming) { [weak self] name in
-            Task { await self?.arrivedComplete(name) }
+        let watcher = DirectoryWatcher(directory: configuration.spool.incoming) { [weak self] name, renamed in
+            Task { await self?.noticed(name, renamed: renamed) }
         }
+        inotify = watcher.isActive
         let poll = configuration.pollSeconds
         let ticker = Task {
             while !Task.isCancelled {
@@ -116,8 +124,8 @@ public actor SpoolService: Service {
         logger.warning("grace period over: stopping jobs in flight; they stay queued", metadata: ["inFlight": "\(running.count)"])
     }
 
-    private func arrivedComplete(_ name: String) {
-        completeNames.insert(name)
+    private func noticed(_ name: String, renamed: Bool) {
+        if renamed { renamedIn.insert(name) } else { closedAt[name] = Date() }
         wake?.yield()
     }
 
@@ -126,17 +134,17 @@ public actor SpoolService: Service {
         var started: [(JobRecord, JobLock)] = []
         var free = configuration.jobs - running.count
         let now = Date()
-        let orphans = spool.orphans()
-        for record in orphans where free > 0 && !running.contains(record.id) && (record.notBefore ?? now) <= now {
-            guard let lock = JobLock(directory: configuration.spool.job(record.id)) else { continue }
+        for (record, lock) in spool.adoptOrphans(limit: max(0, free), now: now) {
             running.insert(record.id)
             started.append((record, lock))
             free -= 1
         }
         let arrivals = spool.arrivals()
         let names = Set(arrivals.map(\.name))
+        if presentAtStart == nil { presentAtStart = names }
         seen = seen.filter { names.contains($0.key) }
-        completeNames.formIntersection(names)
+        renamedIn.formIntersection(names)
+        closedAt = closedAt.filter { names.contains($0.key) }
         for arrival in arrivals {
             if !announced.contains(arrival.name) {
                 announced.insert(arrival.name)
@@ -144,8 +152,9 @@ public actor SpoolService: Service {
             }
             guard free > 0, isComplete(arrival, now: now) else { continue }
             do {
-                guard let (record, lock) = try spool.claim(arrival) else { continue }
-                completeNames.remove(arrival.name)
+                guard let (record, lock) = try spool.claim(arrival, cdn: configuration.cdn) else { continue }
+                renamedIn.remove(arrival.name)
+                closedAt[arrival.name] = nil
                 announced.remove(arrival.name)
                 running.insert(record.id)
                 started.append((record, lock))
@@ -155,21 +164,32 @@ public actor SpoolService: Service {
                 logger.error("claim failed", metadata: ["name": "\(arrival.name)", "error": "\(error)"])
             }
         }
-        let queued = arrivals.count + orphans.count - started.count
+        let waiting = ((try? FileManager.default.contentsOfDirectory(atPath: configuration.spool.directory(.work))) ?? [])
+            .filter { !$0.hasPrefix(".") }.count - running.count
+        let queued = arrivals.count + waiting
         Task { await metrics.gauges(queueDepth: max(0, queued), inFlight: running.count) }
         return started
     }
 
-    /// Complete means renamed in (inotify names a directory only when it is moved in) or closed
-    /// after writing, or unchanged for `settleSeconds`. An upload already over the size limit is
-    /// taken at once, so one that keeps growing is refused instead of watched forever.
+    /// Complete means renamed in (complete at once), or built in place and then left alone:
+    /// a directory once it holds `upload.json` and its whole tree (sizes, entries, mtimes) has
+    /// not changed for `settleSeconds`; a file once closed after writing and then unchanged for
+    /// `settleSeconds` (settling alone decides when inotify is off or the file was there before
+    /// the daemon started). An upload already over the size limit is taken at once, so one that
+    /// keeps growing is refused instead of watched forever.
     private func isComplete(_ arrival: Spool.Arrival, now: Date) -> Bool {
         if arrival.size > configuration.preset.limits.maxBytes + Int64(Upload.maxManifestBytes) { return true }
-        guard let previous = seen[arrival.name], previous.size == arrival.size, previous.modified == arrival.modified else {
-            seen[arrival.name] = (arrival.size, arrival.modified, now)
-            return completeNames.contains(arrival.name)
+        if renamedIn.contains(arrival.name) { return true }
+        guard let previous = seen[arrival.name], previous.size == arrival.size, previous.files == arrival.files,
+              previous.modified == arrival.modified else {
+            seen[arrival.name] = (arrival.size, arrival.files, arrival.modified, now)
+            return false
         }
-        return completeNames.contains(arrival.name) || now.timeIntervalSince(previous.since) >= configuration.settleSeconds
+        guard now.timeIntervalSince(previous.since) >= configuration.settleSeconds else { return false }
+        if arrival.isDirectory { return arrival.hasManifest }
+        // Closed after its last modification (event times are taken later than the kernel's mtime).
+        let closed = closedAt[arrival.name].map { $0 >= arrival.modified.addingTimeInterval(-0.1) } ?? false
+        return closed || !inotify || presentAtStart?.contains(arrival.name) == true
     }
 
     private func process(_ initial: JobRecord, lock: JobLock) async {
@@ -177,7 +197,7 @@ public actor SpoolService: Service {
         let started = ContinuousClock.now
         let layout = configuration.spool
         let directory = layout.job(record.id)
-        let input = "\(directory)/\(record.original)"
+        let holder = layout.upload(record.id)
         let output = "\(configuration.cdn)/\(record.id)"
         let log = logger.with(["id": "\(record.id)"])
         log.info("job started", metadata: ["attempt": "\(record.attempts + 1)"])
@@ -186,13 +206,13 @@ public actor SpoolService: Service {
         if FileManager.default.fileExists(atPath: "\(output)/manifest.json") {
             // Published by an attempt whose daemon died before filing the original.
             outcome = .published(JSONFile.read(JobResult.self, from: "\(directory)/result.json") ?? JobResult(ok: true))
-        } else if let rejection = precheck(input: input) {
+        } else if let rejection = precheck(holder: holder) {
             outcome = rejection
         } else {
             removeStaging(of: record.id)
             let progressWatch = Task { await self.reportProgress(id: record.id, path: "\(directory)/progress.json") }
             let stop = stopFlag
-            outcome = await configuration.runner.run(input: input, output: output, jobDirectory: directory) { stop.value }
+            outcome = await configuration.runner.run(input: .soleEntry(of: holder), output: output, jobDirectory: directory) { stop.value }
             progressWatch.cancel()
             removeStaging(of: record.id)  // a killed job process cannot clean up after itself
         }
@@ -240,22 +260,23 @@ public actor SpoolService: Service {
     }
 
     /// Checks that need no decoding: the upload's kind and size.
-    private func precheck(input: String) -> JobOutcome? {
-        var info = stat()
-        guard lstat(input, &info) == 0 else { return .rejected(code: "missing", message: "\(input): vanished") }
+    private func precheck(holder: String) -> JobOutcome? {
+        guard let raw = RawPath.entries(of: holder).first else { return .rejected(code: "missing", message: "\(holder): vanished") }
+        let path = RawPath(holder, raw)
+        let input = "\(holder)/\(String(decoding: raw, as: UTF8.self))"
+        guard let info = path.lstat() else { return .rejected(code: "missing", message: "\(input): vanished") }
         let mode = info.st_mode & S_IFMT
         if mode == S_IFLNK { return .rejected(code: "symlink", message: "\(input): symbolic links are not accepted") }
         let limit = configuration.preset.limits.maxBytes
         if mode == S_IFDIR {
-            let size = Spool.treeSize(input)
+            let size = Spool.tree(path).bytes
             if size == Spool.tooManyFiles {
                 return .rejected(code: "too_large", message: "\(input): more than \(Spool.maxUploadFiles) files in one upload")
             }
             if size > limit + Int64(Upload.maxManifestBytes) {
                 return .rejected(code: "too_large", message: "\(input): upload directory holds \(size) bytes, over the limit of \(limit) bytes")
             }
-            var manifest = stat()
-            guard lstat("\(input)/\(Upload.manifestName)", &manifest) == 0 else {
+            guard path.appending(Array(Upload.manifestName.utf8)).lstat() != nil else {
                 return .rejected(code: "bad_upload", message: "\(input): an upload directory must contain \(Upload.manifestName)")
             }
             return nil  // the job validates upload.json field by field

@@ -1,51 +1,71 @@
 import Foundation
 import Transcode
 
-/// An upload resolved and validated: the clips to join, the sound track, the metadata.
+/// An upload resolved, validated and opened: the clips to join, the sound track, the metadata.
 ///
 /// A plain video file is a one-clip upload. A directory must hold `upload.json`
-/// (``UploadManifest``); every file it names must be a regular file inside the directory
-/// (no absolute paths, no `..`, no symlink that leads out), so nothing outside is ever read.
-public struct Upload: Sendable, Equatable {
+/// (``UploadManifest``); every file it names is opened relative to the directory without
+/// following links (no absolute paths, no `..`, no symbolic link at all), so nothing outside it
+/// is ever read. Each file stays open: the descriptors checked here are the ones decoded.
+public struct Upload: Sendable {
     public static let manifestName = "upload.json"
     /// Largest `upload.json` accepted.
     public static let maxManifestBytes = 64 * 1024
+    /// Largest trim or offset accepted, in seconds (a day); checked before any arithmetic.
+    public static let maxSeconds = 86_400.0
 
-    /// The upload's path (file or directory).
+    /// The upload's path (file or directory), for messages.
     public var path: String
     /// The manifest's `id`; nil for a plain file.
     public var id: String?
     public var clips: [ClipSource]
+    public var clipFiles: [SourceFile]
     public var music: MusicSource?
+    public var musicFile: SourceFile?
     public var metadata: [String: JSONValue]
 
-    /// Opens `path` as an upload, validating a directory's manifest against `limits`.
+    /// Opens `path` (a video file or an upload directory; not a link), validating a directory's
+    /// manifest against `limits`.
     public static func open(_ path: String, limits: Preset.Limits) throws -> Upload {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { throw IngestError.inputMissing(path: path) }
-        guard info.st_mode & S_IFMT == S_IFDIR else {
-            return Upload(path: path, id: nil, clips: [ClipSource(path: path)], music: nil, metadata: [:])
+        try open(UploadEntry.open(path), limits: limits)
+    }
+
+    /// Opens the single upload held in `holder` (the spool's `work/<id>/upload/`), whatever bytes
+    /// its name is made of.
+    public static func openSole(in holder: String, limits: Preset.Limits) throws -> Upload {
+        try open(UploadEntry.openSole(in: holder), limits: limits)
+    }
+
+    private static func open(_ entry: UploadEntry, limits: Preset.Limits) throws -> Upload {
+        switch entry {
+        case .file(let file):
+            return Upload(path: file.path, id: nil, clips: [ClipSource(path: file.path)], clipFiles: [file],
+                          music: nil, musicFile: nil, metadata: [:])
+        case .directory(let directory):
+            let manifestPath = "\(directory.path)/\(manifestName)"
+            let manifest = try readManifest(directory, path: manifestPath)
+            return try UploadValidator(directory: directory, manifestPath: manifestPath, limits: limits).validate(manifest)
         }
-        let manifestPath = "\(path)/\(manifestName)"
-        let manifest = try readManifest(manifestPath)
-        return try UploadValidator(directory: path, manifestPath: manifestPath, limits: limits).validate(manifest)
     }
 
     /// The transcode this upload asks for.
     public func request(outputDirectory: String, preset: Preset) -> TranscodeRequest {
-        TranscodeRequest(clips: clips, music: music, outputDirectory: outputDirectory, preset: preset,
-                         uploadID: id, metadata: metadata)
+        TranscodeRequest(clips: Array(zip(clips, clipFiles)), music: music.flatMap { m in musicFile.map { (m, $0) } },
+                         outputDirectory: outputDirectory, preset: preset, uploadID: id, metadata: metadata)
     }
 
-    private static func readManifest(_ path: String) throws -> UploadManifest {
+    private static func readManifest(_ directory: UploadDirectory, path: String) throws -> UploadManifest {
         func bad(_ field: String, _ reason: String) -> IngestError { .badUpload(path: path, field: field, reason: reason) }
-        var info = stat()
-        guard lstat(path, &info) == 0 else { throw bad("(file)", "missing: an upload directory must contain \(manifestName)") }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw bad("(file)", "must be a regular file (not a link or directory)") }
-        guard info.st_size <= maxManifestBytes else {
-            throw bad("(file)", "\(info.st_size) bytes is larger than the \(maxManifestBytes)-byte limit")
+        let data: Data
+        do {
+            data = try directory.read(manifestName, limit: maxManifestBytes)
+        } catch {
+            switch error {
+            case .missing: throw bad("(file)", "missing: an upload directory must contain \(manifestName)")
+            case .symbolicLink, .notADirectory, .notARegularFile: throw bad("(file)", "must be a regular file (not a link or directory)")
+            case .other(let reason): throw bad("(file)", reason)
+            }
         }
-        guard let data = FileManager.default.contents(atPath: path) else { throw bad("(file)", "unreadable") }
         do {
             return try StrictJSON.decode(UploadManifest.self, from: data)
         } catch let error as StrictJSON.UnknownField {

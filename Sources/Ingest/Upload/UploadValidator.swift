@@ -1,9 +1,10 @@
 import Foundation
 import Transcode
 
-/// Checks a decoded ``UploadManifest`` field by field; every error names the field.
+/// Checks a decoded ``UploadManifest`` field by field and opens the files it names; every error
+/// names the field. Numbers are range-checked before any arithmetic is done with them.
 struct UploadValidator {
-    let directory: String
+    let directory: UploadDirectory
     let manifestPath: String
     let limits: Preset.Limits
 
@@ -17,25 +18,21 @@ struct UploadValidator {
         guard manifest.clips.count <= limits.maxClips else {
             throw bad("clips", "\(manifest.clips.count) clips exceed the limit of \(limits.maxClips)")
         }
-        let root = try realDirectory()
-        var clips: [ClipSource] = []
+        var clips: [ClipSource] = [], files: [SourceFile] = []
         for (index, clip) in manifest.clips.enumerated() {
             let field = "clips[\(index)]"
-            let path = try resolve(clip.file, field: "\(field).file", root: root)
-            let start = clip.start ?? 0
-            guard start.isFinite, start >= 0 else { throw bad("\(field).start", "must be a number of seconds ≥ 0") }
+            let start = try seconds(clip.start ?? 0, field: "\(field).start")
             if let end = clip.end {
-                guard end.isFinite, end > start else {
-                    throw bad("\(field).end", "must be greater than start (\(start) s)")
-                }
+                _ = try seconds(end, field: "\(field).end")
+                guard end > start else { throw bad("\(field).end", "must be greater than start (\(start) s)") }
             }
-            clips.append(ClipSource(path: path, startSeconds: start, endSeconds: clip.end))
+            let file = try open(clip.file, field: "\(field).file")
+            clips.append(ClipSource(path: file.path, startSeconds: start, endSeconds: clip.end))
+            files.append(file)
         }
-        var music: MusicSource?
+        var music: MusicSource?, musicFile: SourceFile?
         if let audio = manifest.audio {
-            let path = try resolve(audio.file, field: "audio.file", root: root)
-            let offset = audio.offset ?? 0
-            guard offset.isFinite, offset >= 0 else { throw bad("audio.offset", "must be a number of seconds ≥ 0") }
+            let offset = try seconds(audio.offset ?? 0, field: "audio.offset")
             let clipGain = audio.clipGain ?? 0, musicGain = audio.musicGain ?? 0
             guard clipGain.isFinite, (-60...20).contains(clipGain) else { throw bad("audio.clipGain", "must be -60...20 dB") }
             guard musicGain.isFinite, (-60...20).contains(musicGain) else { throw bad("audio.musicGain", "must be -60...20 dB") }
@@ -44,10 +41,21 @@ struct UploadValidator {
             if audio.mode != .mix, audio.clipGain != nil {
                 throw bad("audio.clipGain", "only applies with mode \"mix\" (the music replaces the clips' sound)")
             }
-            music = MusicSource(path: path, offsetSeconds: offset, mode: audio.mode ?? .replace, clipGainDB: clipGain,
+            let file = try open(audio.file, field: "audio.file")
+            musicFile = file
+            music = MusicSource(path: file.path, offsetSeconds: offset, mode: audio.mode ?? .replace, clipGainDB: clipGain,
                                 musicGainDB: musicGain, loop: audio.loop ?? false, fadeOutSeconds: fade)
         }
-        return Upload(path: directory, id: manifest.id, clips: clips, music: music, metadata: manifest.metadata ?? [:])
+        return Upload(path: directory.path, id: manifest.id, clips: clips, clipFiles: files, music: music,
+                      musicFile: musicFile, metadata: manifest.metadata ?? [:])
+    }
+
+    /// A number of seconds in 0...``Upload/maxSeconds`` (-0 counts as 0).
+    private func seconds(_ value: Double, field: String) throws -> Double {
+        guard value.isFinite, value >= 0, value <= Upload.maxSeconds else {
+            throw bad(field, "must be a number of seconds in 0...\(Int(Upload.maxSeconds))")
+        }
+        return value + 0  // -0 → 0
     }
 
     private func validateID(_ id: String) throws {
@@ -57,41 +65,27 @@ struct UploadValidator {
         }
     }
 
-    private func realDirectory() throws -> String {
-        guard let real = realpath(directory, nil) else {
-            throw IngestError.inputMissing(path: directory)
-        }
-        defer { free(real) }
-        return String(cString: real)
-    }
-
-    /// The real path of `name` inside the upload, or an error naming `field`.
-    private func resolve(_ name: String, field: String, root: String) throws -> String {
+    /// Opens `name` inside the upload, or an error naming `field`.
+    private func open(_ name: String, field: String) throws -> SourceFile {
         guard !name.isEmpty, name.utf8.count <= 1024, !name.contains("\0") else {
             throw bad(field, "must be a non-empty relative file name")
         }
         guard !name.hasPrefix("/") else { throw bad(field, "absolute paths are not allowed (\(name))") }
         let components = name.split(separator: "/", omittingEmptySubsequences: true)
         guard !components.contains("..") else { throw bad(field, "'..' is not allowed: files must be inside the upload (\(name))") }
-        guard components.last.map({ $0 != "." }) ?? false, name != Upload.manifestName else {
+        guard !components.contains("."), !components.isEmpty, name != Upload.manifestName else {
             throw bad(field, "must name a media file (\(name))")
         }
-        let joined = "\(directory)/\(name)"
-        var info = stat()
-        guard lstat(joined, &info) == 0 || stat(joined, &info) == 0 else {
-            throw bad(field, "no such file in the upload: \(name)")
+        do {
+            return try directory.openFile(name)
+        } catch {
+            switch error {
+            case .missing: throw bad(field, "no such file in the upload: \(name)")
+            case .symbolicLink, .notADirectory:
+                throw bad(field, "\(name) is or passes through a symbolic link (links are never followed)")
+            case .notARegularFile: throw bad(field, "\(name) is not a regular file")
+            case .other(let reason): throw bad(field, "cannot open \(name): \(reason)")
+            }
         }
-        guard let real = realpath(joined, nil) else {
-            throw bad(field, "cannot resolve \(name) (a dangling or looping link?)")
-        }
-        defer { free(real) }
-        let resolved = String(cString: real)
-        guard resolved.hasPrefix(root + "/") else {
-            throw bad(field, "\(name) leads outside the upload directory (symbolic link to \(resolved))")
-        }
-        guard stat(resolved, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw bad(field, "\(name) is not a regular file")
-        }
-        return resolved
     }
 }

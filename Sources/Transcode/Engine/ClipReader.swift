@@ -50,10 +50,10 @@ final class ClipReader {
         return min(decoded, Double(end - clip.startFrame) / Double(plan.frameRate))
     }
 
-    init(clip: PlannedClip, plan: TranscodePlan) throws {
+    init(clip: PlannedClip, file: SourceFile, plan: TranscodePlan) throws {
         self.plan = plan
         self.clip = clip
-        let input = try InputContext(path: clip.source.path)
+        let input = try InputContext(file: file)
         guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
         videoStream = video
         videoDecoder = try Decoder(input: input, streamIndex: video)
@@ -64,7 +64,7 @@ final class ClipReader {
         // Every stream is shifted by the same amount — the presentation start plus the trim start —
         // so both begin at zero at the cut and sync holds; the graphs drop what comes before it.
         let trim = Double(clip.startFrame) / Double(plan.frameRate)
-        let start = Int64(((input.startSeconds + trim) * Double(cff_time_base())).rounded())
+        let start = input.startTime &+ Int64((trim * Double(cff_time_base())).rounded())
         videoOffset = av_rescale_q(start, cff_time_base_q(), videoDecoder.timeBase)
         let rate = av_guess_frame_rate(input.format, input.stream(video), nil)
         frameTicks = rate.num > 0 && rate.den > 0 ? max(1, av_rescale_q(1, av_inv_q(rate), videoDecoder.timeBase)) : 1
@@ -138,7 +138,12 @@ final class ClipReader {
             let f = decoded.pointer
             let timestamp = f.pointee.best_effort_timestamp
             guard timestamp != cff_nopts() else { damaged += 1; continue }
-            f.pointee.pts = timestamp - videoOffset
+            // Headers can lie: the decoded picture is what counts against the pixel limit.
+            if Int(f.pointee.width) * Int(f.pointee.height) > plan.maxPixels {
+                throw TranscodeError.limitExceeded(path: path, limit: "resolution", measured: "\(f.pointee.width)x\(f.pointee.height) (decoded)",
+                                                   allowed: "\(plan.maxPixels) pixels")
+            }
+            f.pointee.pts = timestamp &- videoOffset
             f.pointee.pict_type = AV_PICTURE_TYPE_NONE
             lastVideoEnd = max(lastVideoEnd, f.pointee.pts + max(cff_frame_duration(f), 1))
             lastFrameEnd = max(lastFrameEnd, f.pointee.pts + (cff_frame_duration(f) > 0 ? cff_frame_duration(f) : frameTicks))
@@ -162,7 +167,7 @@ final class ClipReader {
             let f = decoded.pointer
             let timestamp = f.pointee.best_effort_timestamp
             guard timestamp != cff_nopts(), f.pointee.sample_rate > 0 else { continue }
-            f.pointee.pts = timestamp - audioOffset
+            f.pointee.pts = timestamp &- audioOffset
             f.pointee.time_base = decoder.timeBase
             if audioGraph == nil { audioGraph = try FilterGraph.audio(description: plan.clipAudioFilter(clip), firstFrame: decoded) }
             try audioGraph!.push(decoded)

@@ -7,15 +7,14 @@ final class MusicTrack {
     private let samples: AudioFIFO
     private let loop: Bool
 
-    init(music: PlannedMusic, plan: TranscodePlan) throws {
-        let path = music.source.path
+    init(music: PlannedMusic, file: SourceFile, plan: TranscodePlan) throws {
+        let path = file.path
         samples = AudioFIFO(sampleRate: plan.audio.sampleRate, channels: plan.audio.channels)
         loop = music.loop
-        let input = try InputContext(path: path)
+        let input = try InputContext(file: file)
         guard let stream = input.bestStream(AVMEDIA_TYPE_AUDIO) else { throw TranscodeError.noAudioStream(path: path) }
         let decoder = try Decoder(input: input, streamIndex: stream)
-        let offset = av_rescale_q(Int64((input.startSeconds * Double(cff_time_base())).rounded()),
-                                  cff_time_base_q(), decoder.timeBase)
+        let offset = av_rescale_q(input.startTime, cff_time_base_q(), decoder.timeBase)
         let wanted = Int((plan.maxDurationSeconds + 1) * Double(plan.audio.sampleRate))
         let packet = Packet(), decoded = Frame(), normalised = Frame()
         var graph: FilterGraph?

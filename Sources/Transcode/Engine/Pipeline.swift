@@ -21,6 +21,8 @@ struct PipelineResult {
 /// muxes on its own thread.
 final class Pipeline {
     private let plan: TranscodePlan
+    private let clipFiles: [SourceFile]
+    private let musicFile: SourceFile?
     private let layout: OutputLayout
     private var meter: ProgressMeter
     private let cancellation: CancellationFlag
@@ -40,9 +42,12 @@ final class Pipeline {
     /// Sum of the joined clips' decoded lengths, which the timeline's frame count follows.
     private var joinedSeconds = 0.0
 
-    init(plan: TranscodePlan, layout: OutputLayout, cancellation: CancellationFlag,
-         progress: @escaping @Sendable (TranscodeProgress) -> Void) throws {
+    init(plan: TranscodePlan, clipFiles: [SourceFile], musicFile: SourceFile?, layout: OutputLayout,
+         cancellation: CancellationFlag, progress: @escaping @Sendable (TranscodeProgress) -> Void) throws {
+        precondition(clipFiles.count == plan.clips.count && (musicFile != nil) == (plan.music != nil), "one file per input")
         self.plan = plan
+        self.clipFiles = clipFiles
+        self.musicFile = musicFile
         self.layout = layout
         self.cancellation = cancellation
         meter = ProgressMeter(totalSeconds: plan.estimatedSeconds, report: progress)
@@ -69,10 +74,11 @@ final class Pipeline {
     }
 
     private func runLoop() throws -> PipelineResult {
-        let music = try plan.music.map { try MusicTrack(music: $0, plan: plan) }
+        var music: MusicTrack?
+        if let planned = plan.music, let musicFile { music = try MusicTrack(music: planned, file: musicFile, plan: plan) }
         let sound = SoundTimeline(plan: plan, mix: audio, music: music)
-        for clip in plan.clips where !trimmedToLimit {
-            try join(clip, sound: sound)
+        for (clip, file) in zip(plan.clips, clipFiles) where !trimmedToLimit {
+            try join(clip, file: file, sound: sound)
         }
         guard let fanOut else { throw TranscodeError.internalFailure("no video reached the timeline") }
         try fanOut.close(at: Int64(timelineFrames))
@@ -93,8 +99,8 @@ final class Pipeline {
     /// sound is laid from the same instant. Each clip's last frame is held back until the clip
     /// ends, then appended once, twice or not at all, so that the joined length stays within half
     /// a frame of the sum of the clips' decoded lengths however many clips there are.
-    private func join(_ clip: PlannedClip, sound: SoundTimeline) throws {
-        let reader = try ClipReader(clip: clip, plan: plan)
+    private func join(_ clip: PlannedClip, file: SourceFile, sound: SoundTimeline) throws {
+        let reader = try ClipReader(clip: clip, file: file, plan: plan)
         var clipFrames = 0
         var held: Frame?
         try sound.beginClip(atFrame: timelineFrames, hasSound: clip.usesSound)

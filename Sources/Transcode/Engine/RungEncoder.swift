@@ -20,7 +20,8 @@ final class RungEncoder: @unchecked Sendable {
     private var hls: OutputContext?
     private var mp4: OutputContext?
     private let queue = HandoffQueue<Item>(capacity: 2)
-    private let done = DispatchSemaphore(value: 0)
+    /// Left once, when the thread ends; waiting on it after that returns at once.
+    private let done = DispatchGroup()
     private let lock = NSLock()
     private var failure: Error?
     private let packet = Packet()
@@ -61,6 +62,7 @@ final class RungEncoder: @unchecked Sendable {
     }
 
     func start() {
+        done.enter()
         let thread = Thread { [self] in run() }
         thread.name = "ingestd.rung.\(rung.name)"
         thread.start()
@@ -79,8 +81,10 @@ final class RungEncoder: @unchecked Sendable {
         if let failure = currentFailure { throw failure }
     }
 
-    /// Stops the thread without finishing the outputs; never throws.
+    /// Stops the thread without finishing the outputs; never throws. A rung whose thread has
+    /// already ended (finished, or abandoned before) returns at once.
     func abandon() {
+        guard done.wait(timeout: .now()) == .timedOut else { return }
         queue.put(.abandon)
         done.wait()
     }
@@ -104,7 +108,7 @@ final class RungEncoder: @unchecked Sendable {
             if case .end = item { break }
             if case .abandon = item { break }
         }
-        done.signal()
+        done.leave()
     }
 
     private func handle(_ item: Item) throws {

@@ -11,12 +11,15 @@ final class Decoder {
         path = input.path
         let stream = input.stream(streamIndex)
         let parameters = stream.pointee.codecpar!
+        timeBase = stream.pointee.time_base
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
             throw TranscodeError.unsupportedCodec(
                 path: input.path, codec: String(cString: avcodec_get_name(parameters.pointee.codec_id)))
         }
-        guard let ctx = avcodec_alloc_context3(codec) else { throw TranscodeError.internalFailure("avcodec_alloc_context3") }
-        context = ctx
+        // Every stored property is set from here on, so `deinit` frees the context on every
+        // failure path below.
+        context = avcodec_alloc_context3(codec)
+        guard let ctx = context else { throw TranscodeError.internalFailure("avcodec_alloc_context3") }
         guard avcodec_parameters_to_context(ctx, parameters) >= 0 else {
             throw TranscodeError.corruptInput(path: path, detail: "invalid codec parameters")
         }
@@ -25,7 +28,6 @@ final class Decoder {
             ctx.pointee.framerate = av_guess_frame_rate(input.format, stream, nil)
         }
         ctx.pointee.thread_count = 0
-        timeBase = stream.pointee.time_base
         let opened = avcodec_open2(ctx, codec, nil)
         guard opened >= 0 else {
             throw TranscodeError.corruptInput(path: path, detail: "cannot open decoder: \(AVResult.message(opened))")

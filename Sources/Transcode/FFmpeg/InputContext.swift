@@ -1,34 +1,75 @@
 import Foundation
 internal import CFFmpeg
 
+/// Reads a ``SourceFile``'s descriptor for libavformat: an `AVIOContext` whose callbacks `pread`
+/// the descriptor up to the size fixed when the file was validated. Owns the context, its
+/// buffer and the callbacks' state, and frees them exactly once.
+final class FileIO {
+    let file: SourceFile
+    private let state: UnsafeMutablePointer<cff_fd_source>
+    private(set) var context: UnsafeMutablePointer<AVIOContext>?
+
+    init(file: SourceFile) throws {
+        self.file = file
+        state = .allocate(capacity: 1)
+        state.initialize(to: cff_fd_source(fd: file.descriptor, pos: 0, size: file.size))
+        context = cff_fd_avio_alloc(state)
+        guard context != nil else { throw TranscodeError.internalFailure("avio_alloc_context") }
+    }
+
+    deinit {
+        cff_fd_avio_free(&context)
+        state.deallocate()
+    }
+}
+
 /// An opened demuxer. Owns the `AVFormatContext` and closes it exactly once; noncopyable, so
 /// there is one owner (the pipeline) and everyone else borrows it.
 struct InputContext: ~Copyable {
     let path: String
+    private let io: FileIO
     private var context: UnsafeMutablePointer<AVFormatContext>?
 
-    /// Opens `path` for reading. Only the `file` protocol is allowed, so a hostile container
-    /// (a playlist, a concat list) cannot make FFmpeg reach the network or other files.
-    init(path: String) throws {
-        self.path = path
-        var options: OpaquePointer? = nil
-        av_dict_set(&options, "protocol_whitelist", "file", 0)
-        defer { av_dict_free(&options) }
-        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
-        let opened = avformat_open_input(&ctx, path, nil, &options)
-        guard opened >= 0, let ctx else {
-            throw TranscodeError.cannotOpen(path: path, reason: AVResult.message(opened))
+    /// Opens `file` through its descriptor. The container is detected from the bytes and must be
+    /// one ``ContainerPolicy`` allows; the demuxer cannot open any other input (every nested
+    /// open fails), so a playlist or a reference inside the file reads nothing else.
+    init(file: SourceFile) throws {
+        let io = try FileIO(file: file)
+        var detected: UnsafePointer<AVInputFormat>? = nil
+        let probed = av_probe_input_buffer2(io.context, &detected, nil, nil, 0, 0)
+        guard probed >= 0, let format = detected else {
+            throw TranscodeError.cannotOpen(path: file.path, reason: AVResult.message(probed))
         }
-        context = ctx
+        let name = String(cString: format.pointee.name)
+        switch ContainerPolicy.verdict(forDemuxer: name) {
+        case .allowed: break
+        case .stillImage: throw TranscodeError.stillImage(path: file.path)
+        case .refused: throw TranscodeError.unsupportedContainer(path: file.path, container: name)
+        }
+        guard let allocated = avformat_alloc_context() else { throw TranscodeError.internalFailure("avformat_alloc_context") }
+        allocated.pointee.pb = io.context
+        cff_forbid_nested_inputs(allocated)
+        var options: OpaquePointer? = nil
+        av_dict_set(&options, "format_whitelist", name, 0)
+        defer { av_dict_free(&options) }
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = allocated
+        let opened = avformat_open_input(&ctx, file.path, format, &options)
+        guard opened >= 0, ctx != nil else {  // avformat_open_input freed the context
+            throw TranscodeError.cannotOpen(path: file.path, reason: AVResult.message(opened))
+        }
         let found = avformat_find_stream_info(ctx, nil)
         guard found >= 0 else {
-            throw TranscodeError.cannotOpen(path: path, reason: AVResult.message(found))
+            avformat_close_input(&ctx)
+            throw TranscodeError.cannotOpen(path: file.path, reason: AVResult.message(found))
         }
+        path = file.path
+        self.io = io
+        context = ctx
     }
 
     deinit {
         var owned = context
-        avformat_close_input(&owned)
+        avformat_close_input(&owned)  // custom I/O: the AVIOContext is left to `io`
     }
 
     var format: UnsafeMutablePointer<AVFormatContext> { context! }
@@ -48,10 +89,10 @@ struct InputContext: ~Copyable {
         return Int(index)
     }
 
-    /// Start of the presentation in seconds (the earliest stream start), 0 when unknown.
-    var startSeconds: Double {
+    /// Start of the presentation in `AV_TIME_BASE` units (the earliest stream start), 0 when unknown.
+    var startTime: Int64 {
         let start = format.pointee.start_time
-        return start == cff_nopts() ? 0 : Double(start) / Double(cff_time_base())
+        return start == cff_nopts() ? 0 : start
     }
 
     /// Moves to the last key frame at or before `seconds` of presentation time (from the start),
@@ -59,7 +100,7 @@ struct InputContext: ~Copyable {
     /// reading then simply continues from where it was.
     @discardableResult
     func seek(toKeyFrameBefore seconds: Double) -> Bool {
-        let target = Int64(((startSeconds + seconds) * Double(cff_time_base())).rounded())
+        let target = startTime &+ Int64((seconds * Double(cff_time_base())).rounded())
         return av_seek_frame(format, -1, target, AVSEEK_FLAG_BACKWARD) >= 0
     }
 
@@ -77,14 +118,13 @@ struct InputContext: ~Copyable {
     /// Copies the stream layout out as values.
     func probe() -> SourceProbe {
         let fmt = format.pointee
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
         let duration = fmt.duration == cff_nopts() ? 0 : Double(fmt.duration) / Double(cff_time_base())
         let videoIndex = bestStream(AVMEDIA_TYPE_VIDEO), audioIndex = bestStream(AVMEDIA_TYPE_AUDIO)
         return SourceProbe(
             path: path,
             container: fmt.iformat.map { String(cString: $0.pointee.name) } ?? "unknown",
             durationSeconds: max(0, duration),
-            sizeBytes: size,
+            sizeBytes: io.file.size,
             streamCount: streamCount,
             video: videoIndex.map { videoInfo(at: $0) },
             audio: audioIndex.map { audioInfo(at: $0) }
@@ -124,7 +164,7 @@ struct InputContext: ~Copyable {
 
 /// Reads a file's stream layout without decoding it.
 public enum MediaProbe {
-    public static func probe(path: String) throws -> SourceProbe {
-        try InputContext(path: path).probe()
+    public static func probe(_ file: SourceFile) throws -> SourceProbe {
+        try InputContext(file: file).probe()
     }
 }

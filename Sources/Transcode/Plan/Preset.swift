@@ -118,9 +118,17 @@ public struct Preset: Sendable, Codable, Equatable {
         /// Most clips one upload may join.
         public var maxClips: Int
         public var overLength: OverLength
+        /// Longest sound track (music) file accepted, in seconds.
+        public var maxSoundTrackSeconds: Double
+
+        /// Highest audio sample rate accepted from any input.
+        public static let maxSampleRate = 384_000
+        /// Bound on every time an upload or a preset may state (a day), checked before arithmetic.
+        public static let longestSeconds = 86_400.0
 
         public init(maxBytes: Int64, maxDurationSeconds: Double, maxPixels: Int, maxFrameRate: Double, maxStreams: Int,
-                    maxAudioChannels: Int, maxClips: Int = 20, overLength: OverLength = .reject) {
+                    maxAudioChannels: Int, maxClips: Int = 20, overLength: OverLength = .reject,
+                    maxSoundTrackSeconds: Double = 900) {
             self.maxBytes = maxBytes
             self.maxDurationSeconds = maxDurationSeconds
             self.maxPixels = maxPixels
@@ -129,9 +137,10 @@ public struct Preset: Sendable, Codable, Equatable {
             self.maxAudioChannels = maxAudioChannels
             self.maxClips = maxClips
             self.overLength = overLength
+            self.maxSoundTrackSeconds = maxSoundTrackSeconds
         }
 
-        /// `maxClips` and `overLength` may be absent (older presets): 20 and `reject`.
+        /// `maxClips`, `overLength` and `maxSoundTrackSeconds` may be absent (older presets): 20, `reject`, 900.
         public init(from decoder: any Swift.Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             self.init(maxBytes: try c.decode(Int64.self, forKey: .maxBytes),
@@ -141,7 +150,8 @@ public struct Preset: Sendable, Codable, Equatable {
                       maxStreams: try c.decode(Int.self, forKey: .maxStreams),
                       maxAudioChannels: try c.decode(Int.self, forKey: .maxAudioChannels),
                       maxClips: try c.decodeIfPresent(Int.self, forKey: .maxClips) ?? 20,
-                      overLength: try c.decodeIfPresent(OverLength.self, forKey: .overLength) ?? .reject)
+                      overLength: try c.decodeIfPresent(OverLength.self, forKey: .overLength) ?? .reject,
+                      maxSoundTrackSeconds: try c.decodeIfPresent(Double.self, forKey: .maxSoundTrackSeconds) ?? 900)
         }
     }
 }
@@ -203,14 +213,15 @@ extension Preset {
         guard ["3.0", "3.1", "4.0", "4.1", "4.2", "5.0", "5.1", "5.2"].contains(video.level) else { throw fail("video.level", "must be an H.264 level between 3.0 and 5.2") }
         guard (1...60).contains(video.frameRate) else { throw fail("video.frameRate", "must be 1...60") }
         guard (1...10).contains(video.gopSeconds) else { throw fail("video.gopSeconds", "must be 1...10") }
-        guard video.segmentSeconds >= video.gopSeconds, video.segmentSeconds % video.gopSeconds == 0 else {
-            throw fail("video.segmentSeconds", "must be a multiple of gopSeconds (\(video.gopSeconds))")
+        guard video.segmentSeconds >= video.gopSeconds, video.segmentSeconds <= 60, video.segmentSeconds % video.gopSeconds == 0 else {
+            throw fail("video.segmentSeconds", "must be a multiple of gopSeconds (\(video.gopSeconds)) up to 60")
         }
+        guard video.initialSegmentSeconds.count <= 10 else { throw fail("video.initialSegmentSeconds", "at most 10 entries") }
         for (index, seconds) in video.initialSegmentSeconds.enumerated()
         where seconds < video.gopSeconds || seconds % video.gopSeconds != 0 || seconds > video.segmentSeconds {
             throw fail("video.initialSegmentSeconds[\(index)]", "must be a multiple of gopSeconds no longer than segmentSeconds")
         }
-        guard !rungs.isEmpty else { throw fail("rungs", "at least one rung is required") }
+        guard (1...10).contains(rungs.count) else { throw fail("rungs", "1 to 10 rungs are required") }
         for (index, rung) in rungs.enumerated() {
             let field = "rungs[\(index)]"
             guard !rung.name.isEmpty, rung.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
@@ -218,8 +229,10 @@ extension Preset {
             }
             guard rung.shortSide >= 144, rung.shortSide <= 2160, rung.shortSide % 2 == 0 else { throw fail("\(field).shortSide", "must be even and in 144...2160") }
             guard (0...51).contains(rung.crf) else { throw fail("\(field).crf", "must be 0...51") }
-            guard rung.maxrateKbps > 0 else { throw fail("\(field).maxrateKbps", "must be positive") }
-            guard rung.bufsizeKbps >= rung.maxrateKbps / 2 else { throw fail("\(field).bufsizeKbps", "must be at least half of maxrateKbps") }
+            guard (1...1_000_000).contains(rung.maxrateKbps) else { throw fail("\(field).maxrateKbps", "must be 1...1000000") }
+            guard rung.bufsizeKbps >= rung.maxrateKbps / 2, rung.bufsizeKbps <= 2_000_000 else {
+                throw fail("\(field).bufsizeKbps", "must be at least half of maxrateKbps and at most 2000000")
+            }
             if index > 0, rung.shortSide <= rungs[index - 1].shortSide {
                 throw fail("\(field).shortSide", "rungs must be ordered by increasing shortSide")
             }
@@ -230,19 +243,25 @@ extension Preset {
         guard audio.channels == 2 else { throw fail("audio.channels", "must be 2 (stereo AAC-LC)") }
         if let target = audio.loudnessLUFS, !(-70...(-5)).contains(target) { throw fail("audio.loudnessLUFS", "must be -70...-5 (or null for no normalisation)") }
         guard (-9...0).contains(audio.truePeakDBTP) else { throw fail("audio.truePeakDBTP", "must be -9...0") }
-        guard !thumbnails.posterShortSides.isEmpty,
-              thumbnails.posterShortSides.allSatisfy({ $0 >= 32 && $0 % 2 == 0 }) else {
-            throw fail("thumbnails.posterShortSides", "needs even sizes of at least 32")
+        guard (1...10).contains(thumbnails.posterShortSides.count),
+              thumbnails.posterShortSides.allSatisfy({ $0 >= 32 && $0 <= 4320 && $0 % 2 == 0 }) else {
+            throw fail("thumbnails.posterShortSides", "needs 1 to 10 even sizes in 32...4320")
         }
-        guard thumbnails.storyboardIntervalSeconds >= 1 else { throw fail("thumbnails.storyboardIntervalSeconds", "must be at least 1") }
-        guard thumbnails.storyboardShortSide >= 16, thumbnails.storyboardShortSide % 2 == 0 else { throw fail("thumbnails.storyboardShortSide", "must be even and at least 16") }
+        guard (1...3600).contains(thumbnails.storyboardIntervalSeconds) else { throw fail("thumbnails.storyboardIntervalSeconds", "must be 1...3600") }
+        guard (16...1080).contains(thumbnails.storyboardShortSide), thumbnails.storyboardShortSide % 2 == 0 else { throw fail("thumbnails.storyboardShortSide", "must be even and in 16...1080") }
         guard (1...32).contains(thumbnails.storyboardColumns) else { throw fail("thumbnails.storyboardColumns", "must be 1...32") }
-        guard limits.maxBytes > 0 else { throw fail("limits.maxBytes", "must be positive") }
-        guard limits.maxDurationSeconds > 0 else { throw fail("limits.maxDurationSeconds", "must be positive") }
-        guard limits.maxPixels > 0 else { throw fail("limits.maxPixels", "must be positive") }
-        guard limits.maxFrameRate > 0 else { throw fail("limits.maxFrameRate", "must be positive") }
-        guard limits.maxStreams > 0 else { throw fail("limits.maxStreams", "must be positive") }
-        guard limits.maxAudioChannels > 0 else { throw fail("limits.maxAudioChannels", "must be positive") }
+        // Upper bounds keep every later product and conversion in range (no trap on a preset value).
+        guard (1...(1 << 40)).contains(limits.maxBytes) else { throw fail("limits.maxBytes", "must be 1...1099511627776 (1 TiB)") }
+        guard limits.maxDurationSeconds > 0, limits.maxDurationSeconds <= Limits.longestSeconds else {
+            throw fail("limits.maxDurationSeconds", "must be in (0, \(Int(Limits.longestSeconds))]")
+        }
+        guard (1...(16384 * 16384)).contains(limits.maxPixels) else { throw fail("limits.maxPixels", "must be 1...268435456") }
+        guard limits.maxFrameRate > 0, limits.maxFrameRate <= 1000 else { throw fail("limits.maxFrameRate", "must be in (0, 1000]") }
+        guard (1...1024).contains(limits.maxStreams) else { throw fail("limits.maxStreams", "must be 1...1024") }
+        guard (1...64).contains(limits.maxAudioChannels) else { throw fail("limits.maxAudioChannels", "must be 1...64") }
+        guard limits.maxSoundTrackSeconds > 0, limits.maxSoundTrackSeconds <= Limits.longestSeconds else {
+            throw fail("limits.maxSoundTrackSeconds", "must be in (0, \(Int(Limits.longestSeconds))]")
+        }
         guard (1...100).contains(limits.maxClips) else { throw fail("limits.maxClips", "must be 1...100") }
     }
 

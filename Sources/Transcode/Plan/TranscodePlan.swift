@@ -29,6 +29,9 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var level: String
     public var encoderPreset: String
     public var maxDurationSeconds: Double
+    /// Largest decoded picture (width × height) accepted: checked on every decoded frame too,
+    /// since headers can lie.
+    public var maxPixels: Int
     public var overLength: Preset.OverLength
     /// Joined length estimated from the container headers and trims (decoding decides the real one).
     public var estimatedSeconds: Double
@@ -99,8 +102,21 @@ extension TranscodePlan {
             try checkLimits(probe: probe, video: video, limits: limits)
             videos.append(video)
         }
+        for clip in clips + (music.map { [ClipSource(path: $0.path, startSeconds: $0.offsetSeconds)] } ?? []) {
+            // Checked before any arithmetic: no number from an upload can trap a conversion.
+            let seconds = [clip.startSeconds, clip.endSeconds ?? 0]
+            guard seconds.allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= Preset.Limits.longestSeconds }) else {
+                throw TranscodeError.badTrim(path: clip.path, detail: "times must be 0...\(Int(Preset.Limits.longestSeconds)) s")
+            }
+        }
         if let musicProbe {
-            guard musicProbe.audio != nil else { throw TranscodeError.noAudioStream(path: musicProbe.path) }
+            guard let audio = musicProbe.audio else { throw TranscodeError.noAudioStream(path: musicProbe.path) }
+            try checkLimits(probe: musicProbe, audio: audio, limits: limits)
+            if musicProbe.durationSeconds > limits.maxSoundTrackSeconds {
+                throw TranscodeError.limitExceeded(path: musicProbe.path, limit: "sound_track_duration",
+                                                   measured: String(format: "%.2f s", musicProbe.durationSeconds),
+                                                   allowed: String(format: "%.0f s", limits.maxSoundTrackSeconds))
+            }
             if let music, musicProbe.durationSeconds > 0, music.offsetSeconds >= musicProbe.durationSeconds {
                 throw TranscodeError.badTrim(path: musicProbe.path, detail: String(
                     format: "offset %.3f s is at or past the end of the track (%.3f s)", music.offsetSeconds, musicProbe.durationSeconds))
@@ -190,6 +206,7 @@ extension TranscodePlan {
             level: preset.video.level,
             encoderPreset: preset.video.encoderPreset,
             maxDurationSeconds: limits.maxDurationSeconds,
+            maxPixels: limits.maxPixels,
             overLength: limits.overLength,
             estimatedSeconds: estimated
         )
@@ -213,8 +230,22 @@ extension TranscodePlan {
         if probe.streamCount > limits.maxStreams {
             throw exceeded("streams", "\(probe.streamCount) streams", "\(limits.maxStreams)")
         }
-        if let audio = probe.audio, audio.channels > limits.maxAudioChannels {
+        if let audio = probe.audio { try checkLimits(probe: probe, audio: audio, limits: limits) }
+    }
+
+    /// Limits on a sound stream (a clip's or the sound track's) and on the streams around it.
+    static func checkLimits(probe: SourceProbe, audio: AudioStreamInfo, limits: Preset.Limits) throws {
+        func exceeded(_ limit: String, _ measured: String, _ allowed: String) -> TranscodeError {
+            .limitExceeded(path: probe.path, limit: limit, measured: measured, allowed: allowed)
+        }
+        if probe.streamCount > limits.maxStreams {
+            throw exceeded("streams", "\(probe.streamCount) streams", "\(limits.maxStreams)")
+        }
+        if audio.channels > limits.maxAudioChannels {
             throw exceeded("audio_channels", "\(audio.channels) channels", "\(limits.maxAudioChannels)")
+        }
+        if audio.sampleRate > Preset.Limits.maxSampleRate {
+            throw exceeded("sample_rate", "\(audio.sampleRate) Hz", "\(Preset.Limits.maxSampleRate) Hz")
         }
     }
 
