@@ -23,8 +23,7 @@ import Transcode
         for id in archived {
             #expect(FileManager.default.fileExists(atPath: "\(cdn)/\(id)/manifest.json"))
             #expect(FileManager.default.fileExists(atPath: "\(cdn)/\(id)/master.m3u8"))
-            let originals = Daemon.entries("\(spool)/archive/\(id)").filter { !$0.hasPrefix(".") && !$0.hasSuffix(".json") }
-            #expect(originals.count == 1, "original kept in archive/\(id)")
+            #expect(Daemon.entries("\(spool)/archive/\(id)/upload").count == 1, "original kept in archive/\(id)/upload")
         }
     }
 
@@ -85,16 +84,21 @@ import Transcode
 
     @Test func killNineMidJobThenRestartLosesAndDuplicatesNothing() throws {
         let (spool, cdn) = freshSpool("kill9")
-        var daemon: Daemon? = try Daemon(spool: spool, cdn: cdn)
+        var daemon: Daemon? = try Daemon(spool: spool, cdn: cdn, extra: ["--jobs", "1"])
         for index in 0..<3 { try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "clip\(index).mp4") }
-        try Daemon.wait(timeout: 60, "a job in flight with progress") {
-            Daemon.entries("\(spool)/work").contains { FileManager.default.fileExists(atPath: "\(spool)/work/\($0)/progress.json") }
+        // Killed once one upload is published and the next is in flight.
+        try Daemon.wait(timeout: 120, "one upload published and a job in flight with progress") {
+            Daemon.entries(cdn).contains { !$0.hasPrefix(".") }
+                && Daemon.entries("\(spool)/work").contains { FileManager.default.fileExists(atPath: "\(spool)/work/\($0)/progress.json") }
         }
         kill(daemon!.pid, SIGKILL)
         daemon = nil
         // Nothing half-published is visible: every non-hidden cdn entry is complete.
-        for id in Daemon.entries(cdn) where !id.hasPrefix(".") {
+        let visible = Daemon.entries(cdn).filter { !$0.hasPrefix(".") }
+        #expect(!visible.isEmpty)
+        for id in visible {
             #expect(FileManager.default.fileExists(atPath: "\(cdn)/\(id)/manifest.json"))
+            #expect(FileManager.default.fileExists(atPath: "\(cdn)/\(id)/master.m3u8"))
         }
         daemon = try Daemon(spool: spool, cdn: cdn)
         try Daemon.wait(timeout: 240, "all uploads after restart") {
@@ -127,11 +131,43 @@ import Transcode
         try Daemon.wait(timeout: 60, "the job to start") {
             Daemon.entries("\(spool)/work").contains { FileManager.default.fileExists(atPath: "\(spool)/work/\($0)/progress.json") }
         }
+        // The job runs in its own process group: a signal to the daemon's group (a terminal's
+        // Ctrl-C) does not reach it; the daemon decides when it stops.
+        let job = try #require(Daemon.children(of: daemon.pid).first)
+        #expect(Daemon.processGroup(job) == job && Daemon.processGroup(job) != Daemon.processGroup(daemon.pid))
         kill(daemon.pid, SIGTERM)
         daemon.process.waitUntilExit()
         #expect(daemon.process.terminationStatus == 0)
         try assertExactlyOnce(spool: spool, cdn: cdn, uploads: 1)
         #expect(Daemon.entries("\(spool)/archive").count == 1)
+    }
+
+    /// Past the grace period a job is asked to stop, then killed if it does not: here it is
+    /// frozen (SIGSTOP), so only SIGKILL ends it. The upload stays queued, whole, and the next
+    /// daemon publishes it.
+    @Test func sigtermPastTheGraceKillsAStuckJobAndKeepsItsUpload() throws {
+        let (spool, cdn) = freshSpool("term-kill")
+        var daemon: Daemon? = try Daemon(spool: spool, cdn: cdn, extra: ["--grace", "1"])
+        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "stuck.mp4")
+        try Daemon.wait(timeout: 60, "the job to start") {
+            Daemon.entries("\(spool)/work").contains { FileManager.default.fileExists(atPath: "\(spool)/work/\($0)/progress.json") }
+        }
+        let job = try #require(Daemon.children(of: daemon!.pid).first)
+        #expect(kill(job, SIGSTOP) == 0)
+        let stopping = Date()
+        kill(daemon!.pid, SIGTERM)
+        daemon!.process.waitUntilExit()
+        let took = Date().timeIntervalSince(stopping)
+        #expect(took >= 1 && took < 20, "grace, then SIGTERM, then SIGKILL 5 s later: \(took) s")
+        #expect(kill(job, 0) != 0 && errno == ESRCH, "the frozen job process was killed")
+        let id = try #require(Daemon.entries("\(spool)/work").first)
+        #expect(Daemon.entries("\(spool)/work/\(id)/upload") == ["stuck.mp4"], "the upload is still queued")
+        #expect(Daemon.entries(cdn).isEmpty, "nothing published, no staging left: \(Daemon.entries(cdn))")
+        daemon = try Daemon(spool: spool, cdn: cdn)
+        try Daemon.wait(timeout: 120, "the upload published after restart") {
+            Daemon.settled(spool) && Daemon.entries("\(spool)/archive").count == 1
+        }
+        try assertExactlyOnce(spool: spool, cdn: cdn, uploads: 1)
     }
 
     @Test func hungJobsTimeOutAreRetriedThenFail() throws {
@@ -145,7 +181,7 @@ import Transcode
         let reason = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
         #expect(reason["code"] as? String == "timeout")
         #expect(reason["attempts"] as? Int == 2)
-        #expect(FileManager.default.fileExists(atPath: "\(spool)/failed/\(id)/slow.mp4"), "original kept")
+        #expect(FileManager.default.fileExists(atPath: "\(spool)/failed/\(id)/upload/slow.mp4"), "original kept")
         #expect(Daemon.entries(cdn).isEmpty, "nothing published for a failed job")
         let events = Daemon.events(spool).map { $0["event"] as? String ?? "" }
         #expect(events.contains("retry") && events.contains("failed"))

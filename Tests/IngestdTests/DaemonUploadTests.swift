@@ -68,7 +68,7 @@ import Transcode
             #expect(manifest.uploadID == "sample-upload-1" && manifest.sources.count == 3)
             #expect(try Checks.frames("\(cdn)/\(id)/video.mp4").count == 210)
             // The original upload directory is kept whole in the archive.
-            #expect(Set(Daemon.entries("\(spool)/archive/\(id)/good") + Daemon.entries("\(spool)/archive/\(id)/same-id"))
+            #expect(Set(Daemon.entries("\(spool)/archive/\(id)/upload/good") + Daemon.entries("\(spool)/archive/\(id)/upload/same-id"))
                 .isSuperset(of: ["upload.json", "clip1.mp4", "music.ogg"]))
         }
         let expectations: [String: (code: String, mentions: String)] = [

@@ -16,9 +16,9 @@ import Transcode
         try FileManager.default.createDirectory(atPath: "\(archive)/nested", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Paths.sample("hdr_hlg.mp4"), toPath: "\(archive)/hdr.mp4")
         try FileManager.default.copyItem(atPath: Paths.sample("noaudio_odd.webm"), toPath: "\(archive)/nested/odd clip.webm")
-        // A daemon archive entry: its id comes from the directory, its original from job.json.
-        try FileManager.default.createDirectory(atPath: "\(archive)/landscape-0badc0de", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Paths.sample("landscape_60fps.mp4"), toPath: "\(archive)/landscape-0badc0de/l.mp4")
+        // A daemon archive entry: its id comes from the directory, its original is alone in upload/.
+        try FileManager.default.createDirectory(atPath: "\(archive)/landscape-0badc0de/upload", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Paths.sample("landscape_60fps.mp4"), toPath: "\(archive)/landscape-0badc0de/upload/l.mp4")
         try #"{"id":"landscape-0badc0de","original":"l.mp4","receivedAt":"2026-01-01T00:00:00Z","attempts":0}"#
             .write(toFile: "\(archive)/landscape-0badc0de/job.json", atomically: true, encoding: .utf8)
         if broken { try FileManager.default.copyItem(atPath: Paths.sample("broken_truncated.mp4"), toPath: "\(archive)/broken.mp4") }
@@ -127,14 +127,23 @@ import Transcode
         }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        // Whatever is visible is complete: a master.m3u8 always points at a complete version.
+        // Whatever is visible is complete: a master.m3u8 always points at a complete version, and
+        // the video published before the kill has one.
+        var masters = 0
         for id in Daemon.entries(batch.cdn) {
-            if let master = try? String(contentsOfFile: "\(batch.cdn)/\(id)/master.m3u8", encoding: .utf8) {
-                for uri in master.split(separator: "\n") where !uri.hasPrefix("#") {
-                    #expect(FileManager.default.fileExists(atPath: "\(batch.cdn)/\(id)/\(uri)"))
-                }
+            let hasManifest = FileManager.default.fileExists(atPath: "\(batch.cdn)/\(id)/manifest.json")
+            guard let master = try? String(contentsOfFile: "\(batch.cdn)/\(id)/master.m3u8", encoding: .utf8) else {
+                #expect(!hasManifest, "\(id): manifest.json without master.m3u8")
+                continue
+            }
+            masters += 1
+            let uris = master.split(separator: "\n").filter { !$0.hasPrefix("#") }
+            #expect(!uris.isEmpty, "\(id): a master with no renditions")
+            for uri in uris {
+                #expect(FileManager.default.fileExists(atPath: "\(batch.cdn)/\(id)/\(uri)"))
             }
         }
+        #expect(masters >= 1, "the video published before the kill is visible")
         let resumed = try reprocess(batch)
         #expect(resumed.status == 0)
         let outcome = results(resumed.report)

@@ -32,18 +32,19 @@ import Transcode
         }
     }
 
-    @Test func aValidManifestResolvesEveryFileInsideTheUpload() throws {
+    @Test func aValidManifestOpensEveryFileInsideTheUpload() throws {
         let directory = try upload("""
             {"id": "u-1", "clips": [{"file": "a.mp4"}, {"file": "clips/b.mov", "start": 0.5, "end": 2}],
              "audio": {"file": "song.m4a", "offset": 3, "mode": "mix", "clipGain": -2, "musicGain": -9, "loop": true},
              "metadata": {"caption": "hi", "nested": {"n": [1, true, null]}}}
             """)
         let upload = try Upload.open(directory, limits: Preset.builtIn.limits)
-        let real = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
         #expect(upload.id == "u-1")
-        #expect(upload.clips == [ClipSource(path: "\(real)/a.mp4"), ClipSource(path: "\(real)/clips/b.mov", startSeconds: 0.5, endSeconds: 2)])
-        #expect(upload.music == MusicSource(path: "\(real)/song.m4a", offsetSeconds: 3, mode: .mix, clipGainDB: -2,
+        #expect(upload.clips == [ClipSource(path: "\(directory)/a.mp4"), ClipSource(path: "\(directory)/clips/b.mov", startSeconds: 0.5, endSeconds: 2)])
+        #expect(upload.music == MusicSource(path: "\(directory)/song.m4a", offsetSeconds: 3, mode: .mix, clipGainDB: -2,
                                             musicGainDB: -9, loop: true, fadeOutSeconds: 1))
+        // The files are open: their sizes are the ones on disk when validated.
+        #expect(upload.clipFiles.map(\.size) == [16, 16] && upload.musicFile?.size == 16)
         #expect(upload.metadata["nested"] == .object(["n": .array([.number(1), .bool(true), .null])]))
     }
 
@@ -90,10 +91,17 @@ import Transcode
         #expect(try field(#"{"id": "x", "clips": [{"file": "loop"}]}"#) { directory in
             try FileManager.default.createSymbolicLink(atPath: "\(directory)/loop", withDestinationPath: "\(directory)/loop")
         } == "clips[0].file")
-        // A link that stays inside the upload is fine.
+        // Links are never followed, not even one that stays inside the upload, nor a linked directory.
         #expect(try field(#"{"id": "x", "clips": [{"file": "again.mp4"}]}"#) { directory in
             try FileManager.default.createSymbolicLink(atPath: "\(directory)/again.mp4", withDestinationPath: "a.mp4")
-        } == nil)
+        } == "clips[0].file")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "linked/b.mov"}]}"#) { directory in
+            try FileManager.default.createSymbolicLink(atPath: "\(directory)/linked", withDestinationPath: "clips")
+        } == "clips[0].file")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "fifo.mp4"}]}"#) { directory in
+            guard mkfifo("\(directory)/fifo.mp4", 0o644) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        } == "clips[0].file", "a FIFO is refused without blocking")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "./a.mp4"}]}"#) == "clips[0].file")
     }
 
     @Test func theManifestItselfMustBeASmallRegularFile() throws {

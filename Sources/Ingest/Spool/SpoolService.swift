@@ -47,14 +47,10 @@ public actor SpoolService: Service {
     private let logger: Logger
     private var running: Set<String> = []
     private var announced: Set<String> = []
-    /// Names renamed into `incoming/` (complete at once).
-    private var renamedIn: Set<String> = []
-    /// Names closed after writing, with when: a file written in place is complete once closed
-    /// and then unchanged for `settleSeconds`.
-    private var closedAt: [String: Date] = [:]
+    /// What inotify saw of each name in `incoming/` (nil: polling only).
+    private var watcher: DirectoryWatcher?
     /// Names present at start-up, whose writing we could not have seen.
     private var presentAtStart: Set<String>?
-    private var inotify = false
     private var seen: [String: (size: Int64, files: Int, modified: Date, since: Date)] = [:]
     private var draining = false
     private var wake: AsyncStream<Void>.Continuation?
@@ -73,10 +69,8 @@ public actor SpoolService: Service {
         removeStaleStaging()
         let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.wake = wake
-        let watcher = DirectoryWatcher(directory: configuration.spool.incoming) { [weak self] name, renamed in
-            Task { await self?.noticed(name, renamed: renamed) }
-        }
-        inotify = watcher.isActive
+        let watcher = DirectoryWatcher(directory: configuration.spool.incoming) { wake.yield() }
+        self.watcher = watcher.isActive ? watcher : nil
         let poll = configuration.pollSeconds
         let ticker = Task {
             while !Task.isCancelled {
@@ -124,11 +118,6 @@ public actor SpoolService: Service {
         logger.warning("grace period over: stopping jobs in flight; they stay queued", metadata: ["inFlight": "\(running.count)"])
     }
 
-    private func noticed(_ name: String, renamed: Bool) {
-        if renamed { renamedIn.insert(name) } else { closedAt[name] = Date() }
-        wake?.yield()
-    }
-
     /// Picks what to start now: orphaned or retry-due jobs first, then complete arrivals.
     private func nextJobs() -> [(JobRecord, JobLock)] {
         var started: [(JobRecord, JobLock)] = []
@@ -143,8 +132,7 @@ public actor SpoolService: Service {
         let names = Set(arrivals.map(\.name))
         if presentAtStart == nil { presentAtStart = names }
         seen = seen.filter { names.contains($0.key) }
-        renamedIn.formIntersection(names)
-        closedAt = closedAt.filter { names.contains($0.key) }
+        watcher?.keep(only: names)
         for arrival in arrivals {
             if !announced.contains(arrival.name) {
                 announced.insert(arrival.name)
@@ -153,8 +141,6 @@ public actor SpoolService: Service {
             guard free > 0, isComplete(arrival, now: now) else { continue }
             do {
                 guard let (record, lock) = try spool.claim(arrival, cdn: configuration.cdn) else { continue }
-                renamedIn.remove(arrival.name)
-                closedAt[arrival.name] = nil
                 announced.remove(arrival.name)
                 running.insert(record.id)
                 started.append((record, lock))
@@ -179,7 +165,8 @@ public actor SpoolService: Service {
     /// keeps growing is refused instead of watched forever.
     private func isComplete(_ arrival: Spool.Arrival, now: Date) -> Bool {
         if arrival.size > configuration.preset.limits.maxBytes + Int64(Upload.maxManifestBytes) { return true }
-        if renamedIn.contains(arrival.name) { return true }
+        let event = watcher?.state(of: arrival.name)
+        if event == .renamedIn { return true }
         guard let previous = seen[arrival.name], previous.size == arrival.size, previous.files == arrival.files,
               previous.modified == arrival.modified else {
             seen[arrival.name] = (arrival.size, arrival.files, arrival.modified, now)
@@ -187,9 +174,8 @@ public actor SpoolService: Service {
         }
         guard now.timeIntervalSince(previous.since) >= configuration.settleSeconds else { return false }
         if arrival.isDirectory { return arrival.hasManifest }
-        // Closed after its last modification (event times are taken later than the kernel's mtime).
-        let closed = closedAt[arrival.name].map { $0 >= arrival.modified.addingTimeInterval(-0.1) } ?? false
-        return closed || !inotify || presentAtStart?.contains(arrival.name) == true
+        if watcher == nil || presentAtStart?.contains(arrival.name) == true { return event != .beingWritten }
+        return event == .closedAfterWriting
     }
 
     private func process(_ initial: JobRecord, lock: JobLock) async {

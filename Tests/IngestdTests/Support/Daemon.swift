@@ -35,6 +35,23 @@ final class Daemon {
         guard rename(hidden, "\(spool)/incoming/\(name)") == 0 else { throw Tool.ProbeFailure(message: "rename failed") }
     }
 
+    /// Live child processes of `pid` (from /proc).
+    static func children(of pid: Int32) -> [Int32] {
+        entries("/proc").compactMap(Int32.init).filter { stat($0)?.parent == pid }
+    }
+
+    /// The process group of `pid`.
+    static func processGroup(_ pid: Int32) -> Int32? { stat(pid)?.group }
+
+    /// Parent and process group from /proc/PID/stat (fields 4 and 5, after the command in parentheses).
+    private static func stat(_ pid: Int32) -> (parent: Int32, group: Int32)? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 3, let parent = Int32(fields[1]), let group = Int32(fields[2]) else { return nil }
+        return (parent, group)
+    }
+
     static func entries(_ path: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
     }
