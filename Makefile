@@ -9,9 +9,10 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps test-deps build release demo test asan bench fuzz clean
+.PHONY: all deps test-deps build release demo test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
+FUZZ_SECONDS ?= 60
 
 all: build
 
@@ -54,9 +55,20 @@ bench: release
 asan: deps
 	Tests/asan.sh
 
-# Mutated samples through the real daemon path (deterministic per FUZZ_SEED); see Tests/fuzz/fuzz.py.
-fuzz: release
+# libFuzzer + AddressSanitizer build of the fuzz targets (probe/plan, upload.json, preset).
+fuzz-build: deps
+	$(SWIFT) build -c release --product ingestd-fuzz --scratch-path .build-fuzz \
+		-Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+
+# Coverage-guided fuzzing, FUZZ_SECONDS per target (see Tests/fuzz/libfuzzer.sh), then mutated
+# samples through the real daemon path (deterministic per FUZZ_SEED; see Tests/fuzz/fuzz.py).
+fuzz: fuzz-build release
+	Tests/fuzz/libfuzzer.sh $(FUZZ_SECONDS)
 	python3 Tests/fuzz/fuzz.py --binary .build/release/ingestd --seed $(FUZZ_SEED) --count $(FUZZ_COUNT)
 
+# The short run CI does: 20 s per libFuzzer target.
+fuzz-ci: fuzz-build
+	Tests/fuzz/libfuzzer.sh 20
+
 clean:
-	rm -rf .build .build-asan out bench-out
+	rm -rf .build .build-asan .build-fuzz out bench-out

@@ -33,6 +33,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // Coverage-guided fuzzing of the probe/plan path and the upload.json and preset parsers
+        // (`make fuzz`); built plainly, it replays a corpus (the regression tests use it).
+        .executableTarget(name: "ingestd-fuzz", dependencies: ["Ingest", "Transcode"]),
         .testTarget(name: "TranscodeTests", dependencies: ["Transcode"]),
         .testTarget(name: "IngestdTests", dependencies: ["Transcode", "Ingest"]),
     ],

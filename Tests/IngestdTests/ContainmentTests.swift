@@ -28,7 +28,9 @@ import Transcode
         for root in roots {
             for case let relative as String in FileManager.default.enumerator(atPath: root) ?? FileManager.DirectoryEnumerator() {
                 let path = "\(root)/\(relative)"
-                guard let data = FileManager.default.contents(atPath: path) else { continue }
+                var info = stat()  // a link kept as an upload is not read through
+                guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                      let data = FileManager.default.contents(atPath: path) else { continue }
                 #expect(data.range(of: Data(marker.utf8)) == nil, "the canary's bytes reached \(path)")
                 if relative.hasSuffix("manifest.json"),
                    let manifest = try? JSONDecoder().decode(ReadyManifest.self, from: data) {

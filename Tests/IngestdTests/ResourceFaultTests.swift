@@ -24,7 +24,7 @@ struct ResourceFaultTests {
         let reason = try String(contentsOfFile: "\(spool)/failed/\(id)/reason.json", encoding: .utf8)
         #expect(reason.contains("\"output_failed\""), "\(reason)")
         #expect(reason.contains("No space left on device"), "\(reason)")
-        #expect(FileManager.default.fileExists(atPath: "\(spool)/failed/\(id)/big.mp4"), "original kept")
+        #expect(FileManager.default.fileExists(atPath: "\(spool)/failed/\(id)/upload/big.mp4"), "original kept")
         #expect(Daemon.entries(cdn).isEmpty, "nothing visible in the CDN: \(Daemon.entries(cdn))")
         #expect(daemon.process.isRunning)
         // The daemon still works for uploads that fit.

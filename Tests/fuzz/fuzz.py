@@ -187,7 +187,7 @@ def main():
             for job in entries(os.path.join(spool, state)):
                 counts[state] = counts.get(state, 0) + 1
                 directory = os.path.join(spool, state, job)
-                originals_left = [n for n in entries(directory) if not n.startswith(".") and not n.endswith(".json")]
+                originals_left = entries(os.path.join(directory, "upload"))
                 if len(originals_left) != 1:
                     failures.append(f"{state}/{job}: original missing ({entries(directory)})")
                 if state == "archive":

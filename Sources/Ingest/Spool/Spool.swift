@@ -14,6 +14,9 @@ public struct Spool: Sendable {
         /// The name's bytes as stored, which need not be UTF-8; the upload keeps them.
         public var rawName: [UInt8]
         public var isDirectory: Bool
+        /// Neither a regular file nor a directory (a link, a FIFO, a device): nothing is written
+        /// to it, so it is complete once it has settled (and will be refused).
+        public var isSpecial: Bool
         public var size: Int64
         /// The latest modification in the upload (for a directory: anywhere in its tree).
         public var modified: Date
@@ -37,7 +40,8 @@ public struct Spool: Sendable {
             let name = String(decoding: raw, as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "_")
             var tree = Tree(bytes: Int64(info.st_size), files: 1, modified: info.st_mtim)
             if isDirectory { tree = Self.tree(path) }
-            found.append(Arrival(name: name, rawName: raw, isDirectory: isDirectory, size: tree.bytes,
+            found.append(Arrival(name: name, rawName: raw, isDirectory: isDirectory,
+                                 isSpecial: !isDirectory && (info.st_mode & S_IFMT) != S_IFREG, size: tree.bytes,
                                  modified: Date(timeIntervalSince1970: TimeInterval(tree.modified.tv_sec) + TimeInterval(tree.modified.tv_nsec) / 1e9),
                                  files: tree.files,
                                  hasManifest: isDirectory && path.appending(Array(Upload.manifestName.utf8)).lstat() != nil))

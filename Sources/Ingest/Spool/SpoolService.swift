@@ -159,7 +159,8 @@ public actor SpoolService: Service {
 
     /// Complete means renamed in (complete at once), or built in place and then left alone:
     /// a directory once it holds `upload.json` and its whole tree (sizes, entries, mtimes) has
-    /// not changed for `settleSeconds`; a file once closed after writing and then unchanged for
+    /// not changed for `settleSeconds` (one found at start-up without `upload.json`: after ten
+    /// times that); a file once closed after writing and then unchanged for
     /// `settleSeconds` (settling alone decides when inotify is off or the file was there before
     /// the daemon started). An upload already over the size limit is taken at once, so one that
     /// keeps growing is refused instead of watched forever.
@@ -173,8 +174,13 @@ public actor SpoolService: Service {
             return false
         }
         guard now.timeIntervalSince(previous.since) >= configuration.settleSeconds else { return false }
-        if arrival.isDirectory { return arrival.hasManifest }
-        if watcher == nil || presentAtStart?.contains(arrival.name) == true { return event != .beingWritten }
+        if arrival.isDirectory {
+            // One that was already there at start-up may have been renamed in while no one
+            // watched: without upload.json it is taken (and refused) only after a long quiet spell.
+            let quiet = now.timeIntervalSince(previous.since) >= 10 * configuration.settleSeconds
+            return arrival.hasManifest || (presentAtStart?.contains(arrival.name) == true && quiet)
+        }
+        if arrival.isSpecial || watcher == nil || presentAtStart?.contains(arrival.name) == true { return event != .beingWritten }
         return event == .closedAfterWriting
     }
 
