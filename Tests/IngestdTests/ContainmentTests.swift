@@ -236,6 +236,58 @@ import Transcode
         #expect(try Tool.run(Paths.binary, ["probe", zero]).status == 0)
     }
 
+    /// Headers can lie about the picture size: the decoded frames are what the limit applies to.
+    /// Here the stream's first SPS (what the probe sees) is 64×64, a later one 4200×4200.
+    @Test func decodedPicturesCountAgainstThePixelLimit() async throws {
+        let small = try await Fixtures.shared.generated("liar-small.h264", ["-f", "lavfi", "-i", "color=s=64x64:r=10:d=1",
+                                                                          "-c:v", "libx264", "-preset", "ultrafast"])
+        let huge = try await Fixtures.shared.generated("liar-huge.h264", ["-f", "lavfi", "-i", "color=s=4200x4200:r=10:d=0.2",
+                                                                         "-c:v", "libx264", "-preset", "ultrafast", "-x264-params", "level=6.2"])
+        let joined = Paths.scratch("liar-joined.h264")
+        try (Data(contentsOf: URL(fileURLWithPath: small)) + Data(contentsOf: URL(fileURLWithPath: huge))).write(to: URL(fileURLWithPath: joined))
+        let liar = try await Fixtures.shared.generated("liar-size.mkv", ["-r", "10", "-i", joined, "-c", "copy"])
+        let probe = try Tool.ffprobe(["-show_entries", "stream=width", liar])
+        #expect(probe.list("streams").first?.int("width") == 64, "the headers claim 64×64")
+        let result = try Tool.run(Paths.binary, ["transcode", liar, "--out", Paths.scratch("liar-size-out"), "--json"])
+        #expect(result.status == 65 && errorCode(result) == "limit_resolution", "\(result.stdout)")
+        #expect(result.stderr.contains("4200x4200 (decoded)"))
+    }
+
+    /// The sound track is held to limits like the clips: its length, channels and sample rate.
+    @Test func soundTrackLimitsApply() throws {
+        let base = Paths.scratch("contain-sound")
+        try? FileManager.default.removeItem(atPath: base)
+        try FileManager.default.copyItem(atPath: Paths.sample("upload"), toPath: base)
+        var preset = Preset.builtIn
+        preset.limits.maxSoundTrackSeconds = 2
+        let presetPath = Paths.scratch("contain-sound.json")
+        try preset.canonicalJSON().write(to: URL(fileURLWithPath: presetPath))
+        let result = try Tool.run(Paths.binary, ["probe", base, "--preset", presetPath, "--json"])
+        #expect(result.status == 65 && errorCode(result) == "limit_sound_track_duration", "\(result.stdout)")
+        #expect(result.stderr.contains("\(base)/music.ogg"))
+        let hiRes = Paths.scratch("contain-sound/hires.wav")
+        let made = try Tool.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=d=0.5:sample_rate=768000",
+                                            "-c:a", "pcm_s16le", hiRes])
+        #expect(made.status == 0, "\(made.stderr)")
+        try #"{"id": "s", "clips": [{"file": "clip1.mp4"}], "audio": {"file": "hires.wav"}}"#.write(toFile: "\(base)/upload.json", atomically: true, encoding: .utf8)
+        let rate = try Tool.run(Paths.binary, ["probe", base, "--json"])
+        #expect(rate.status == 65 && errorCode(rate) == "limit_sample_rate", "\(rate.stdout)")
+    }
+
+    /// An error after the rungs have finished (here the poster cannot be written) ends the job
+    /// with that error; it used to wait forever for rung threads that had already ended.
+    @Test(.timeLimit(.minutes(1))) func aFailureAfterTheRungsFinishedDoesNotHang() async throws {
+        let out = Paths.scratch("contain-late-failure")
+        try? FileManager.default.removeItem(atPath: out)
+        let file = try SourceFile(path: Paths.sample("hdr_hlg.mp4"))
+        let request = TranscodeRequest(input: file, outputDirectory: out, preset: .builtIn)
+        let plan = try Transcoder.plan(request)
+        for poster in plan.posters {  // a directory where the poster JPEG must go
+            try FileManager.default.createDirectory(atPath: "\(out)/\(OutputLayout.posterName(poster))", withIntermediateDirectories: true)
+        }
+        await #expect(throws: TranscodeError.self) { _ = try await Transcoder.run(request) }
+    }
+
     /// Preset numbers too: every one is bounded before it is used.
     @Test func extremePresetNumbersAreRefusedByField() throws {
         let cases: [(WritableKeyPath<Preset, Double>?, WritableKeyPath<Preset, Int>?, WritableKeyPath<Preset, Int64>?, Double, String)] = [
