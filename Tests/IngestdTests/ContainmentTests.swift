@@ -174,6 +174,7 @@ import Transcode
         try? FileManager.default.removeItem(atPath: base)
         let spool = "\(base)/spool", cdn = "\(base)/cdn"
         let daemon = try Daemon(spool: spool, cdn: cdn)  // --settle 0.5
+        try Daemon.wait(timeout: 30, "the daemon to watch") { Daemon.events(spool).contains { $0["event"] as? String == "started" } }
         let directory = "\(spool)/incoming/trip"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for file in ["clip1.mp4", "clip2.mp4", "clip3.webm", "music.ogg"] {
@@ -181,8 +182,9 @@ import Transcode
             usleep(700_000)  // slower than the settle time between files
         }
         // A file written in place, held open (not closed) for longer than the settle time.
-        #expect(FileManager.default.createFile(atPath: "\(spool)/incoming/slow.mp4", contents: nil))
-        let handle = try #require(FileHandle(forWritingAtPath: "\(spool)/incoming/slow.mp4"))
+        let descriptor = open("\(spool)/incoming/slow.mp4", O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        #expect(descriptor >= 0)
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         try handle.write(contentsOf: try Data(contentsOf: URL(fileURLWithPath: Paths.sample("hdr_hlg.mp4"))).prefix(10_000))
         sleep(2)
         #expect(FileManager.default.fileExists(atPath: directory), "not claimed without upload.json")
