@@ -13,6 +13,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
     ],
     targets: [
         .systemLibrary(
@@ -27,7 +31,18 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // The fleet: many workers on one PostgreSQL job queue, with /metrics and health over HTTP.
+        .target(name: "Fleet", dependencies: [
+            "Ingest", "Transcode",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ]),
         .executableTarget(name: "ingestd", dependencies: [
+            "Fleet",
             "Ingest", "Transcode",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -37,7 +52,10 @@ let package = Package(
         // (`make fuzz`); built plainly, it replays a corpus (the regression tests use it).
         .executableTarget(name: "ingestd-fuzz", dependencies: ["Ingest", "Transcode"]),
         .testTarget(name: "TranscodeTests", dependencies: ["Transcode"]),
-        .testTarget(name: "IngestdTests", dependencies: ["Transcode", "Ingest"]),
+        .testTarget(name: "IngestdTests", dependencies: [
+            "Transcode", "Ingest", "Fleet",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

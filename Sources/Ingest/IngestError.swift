@@ -41,6 +41,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// The input is not acceptable media (corrupt, no video, over a limit, unsupported).
     case badInput = 65
     case inputMissing = 66
+    /// A service the command needs (the job queue's database) cannot be reached.
+    case unavailable = 69
     case internalError = 70
     /// The output could not be created or written.
     case cannotWrite = 73

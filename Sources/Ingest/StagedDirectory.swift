@@ -30,6 +30,13 @@ public struct StagedDirectory: Sendable {
         }
     }
 
+    /// Adopts a staging directory another process filled for `destination` (a job process that
+    /// stages only; its parent publishes).
+    public init(destination: String, staging: String) {
+        self.destination = URL(fileURLWithPath: destination).standardizedFileURL.path
+        self.staging = staging
+    }
+
     /// Flushes the staged files to disk and renames the directory into place. `stillWanted` is
     /// asked after the flush, just before the rename; when it says no, nothing is published and
     /// the job ends as cancelled.

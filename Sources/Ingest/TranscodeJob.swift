@@ -43,6 +43,23 @@ public struct TranscodeJob: Sendable {
     /// Runs the job, yielding the plan and progress into `events`. The output is published only
     /// on success; on failure or cancellation nothing is left behind.
     public func run(logger: Logger, events: AsyncStream<TranscodeEvent>.Continuation? = nil) async throws -> ReadyManifest {
+        let (manifest, staged) = try await stage(logger: logger, events: events)
+        do {
+            try staged.publish { parent.map { getppid() == $0 } ?? true }
+        } catch {
+            staged.discard()
+            throw error
+        }
+        logger.info("published", metadata: ["output": "\(destination)", "duration": "\(manifest.durationSeconds)",
+                                            "speed": "\(String(format: "%.2f", manifest.timings.speed))"])
+        return manifest
+    }
+
+    /// Transcodes into a staging directory beside the destination and stops there: whoever
+    /// holds the right to publish (a queue worker, under its fence) renames it into place.
+    /// On failure or cancellation nothing is left behind.
+    public func stage(logger: Logger, events: AsyncStream<TranscodeEvent>.Continuation? = nil) async throws
+        -> (ReadyManifest, StagedDirectory) {
         let upload: Upload
         let staged: StagedDirectory
         do {
@@ -59,11 +76,7 @@ public struct TranscodeJob: Sendable {
                                                     "staging": "\(staged.staging)"])
         do {
             let request = upload.request(outputDirectory: staged.staging, preset: preset)
-            let manifest = try await Transcoder.run(request, events: events)
-            try staged.publish { parent.map { getppid() == $0 } ?? true }
-            logger.info("published", metadata: ["output": "\(destination)", "duration": "\(manifest.durationSeconds)",
-                                                "speed": "\(String(format: "%.2f", manifest.timings.speed))"])
-            return manifest
+            return (try await Transcoder.run(request, events: events), staged)
         } catch {
             staged.discard()
             throw error

@@ -13,7 +13,8 @@ struct Ingestd: AsyncParsableCommand {
         all come from that one pass.
 
         Start with `ingestd help transcode` (one upload from the shell), `ingestd help watch` (the \
-        spool daemon) or `ingestd help reprocess` (re-encode an archive with a new preset).
+        spool daemon), `ingestd help reprocess` (re-encode an archive with a new preset) or \
+        `ingestd help worker` (a fleet of workers on one PostgreSQL job queue, fed by `submit`).
 
         EXIT STATUS
           0   success
@@ -21,12 +22,14 @@ struct Ingestd: AsyncParsableCommand {
           65  the input is not acceptable: corrupt media, no video stream, unsupported,
               over a limit, an upload.json mistake (the message names the field)
           66  the input file does not exist
+          69  the job queue's database cannot be reached
           70  internal error (a bug: please report it with the log)
           73  the output could not be written (exists, permissions, disk full)
           78  the preset is invalid (the message names the field)
           130 interrupted (SIGINT/SIGTERM); nothing was published
         """,
         version: "0.2.0",
-        subcommands: [TranscodeCommand.self, WatchCommand.self, StatusCommand.self, ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, JobRunCommand.self]
+        subcommands: [TranscodeCommand.self, WatchCommand.self, SubmitCommand.self, WorkerCommand.self, StatusCommand.self,
+                      ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, DatabaseCommand.self, JobRunCommand.self, QueueBenchCommand.self]
     )
 }

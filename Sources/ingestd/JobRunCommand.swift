@@ -21,6 +21,8 @@ struct JobRunCommand: AsyncParsableCommand {
     @Option var progress: String
     @Option var memoryMb: Int
     @Option var cpuSeconds: Int
+    /// Transcode into staging and leave it there (named in the result) for the parent to publish.
+    @Flag var stageOnly = false
 
     func run() async throws {
         // Own process group: a Ctrl-C aimed at the daemon's terminal must not cut the job short;
@@ -39,7 +41,14 @@ struct JobRunCommand: AsyncParsableCommand {
                 throw ValidationError("an input or --sole-entry-of is required")
             }
             let job = TranscodeJob(input: source, destination: out, preset: preset, parent: parent)
-            let work = Task { try await job.run(logger: logger, events: continuation) }
+            let stageOnly = stageOnly
+            let work = Task { () -> (ReadyManifest, String?) in
+                if stageOnly {
+                    let (manifest, staged) = try await job.stage(logger: logger, events: continuation)
+                    return (manifest, staged.staging)
+                }
+                return (try await job.run(logger: logger, events: continuation), nil)
+            }
             let signals = SignalTrap(cancelling: work)
             let progressPath = progress
             var last = ContinuousClock.now - .seconds(10)
@@ -49,9 +58,9 @@ struct JobRunCommand: AsyncParsableCommand {
                 try? JSONFile.write(JobProgress(fraction: p.fraction, outputSeconds: p.outputSeconds, speed: p.speed,
                                                 etaSeconds: p.etaSeconds, updatedAt: Date()), to: progressPath)
             }
-            let manifest = try await work.value
+            let (manifest, staging) = try await work.value
             signals.disarm()
-            outcome = JobResult(manifest: manifest)
+            outcome = JobResult(manifest: manifest, staging: staging)
         } catch {
             outcome = JobResult(error: error)
             status = ExitStatus(for: error)

@@ -1,25 +1,42 @@
 import ArgumentParser
+import Fleet
 import Foundation
 import Ingest
 
-struct StatusCommand: ParsableCommand {
+struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show a spool's queue depth, jobs in flight with progress, and recent failures.",
+        abstract: "Show a spool's or the job queue's state: counts, jobs in flight, failures.",
         discussion: """
-        Reads the spool directory only; works whether or not a daemon is running.
+        With --spool, reads the spool directory only; works whether or not a daemon is running.
           ingestd status --spool /var/spool/ingestd
           ingestd status --spool /var/spool/ingestd --json | jq .inFlight
+        With --database (or INGESTD_DATABASE_URL), reads the PostgreSQL job queue: counts by \
+        state (queued, running, published, rejected, failed) and the most recently changed jobs.
+          ingestd status --database postgres://ingestd@db/ingestd --json | jq .counts
         """
     )
 
     @Option(help: ArgumentHelp("Spool directory.", valueName: "dir"))
-    var spool: String
+    var spool: String?
+
+    @OptionGroup var databaseOption: DatabaseOption
+
+    @Option(help: "With --database: how many jobs to list (most recently changed first).")
+    var limit: Int = 1000
 
     @Flag(help: "Print the status as JSON.")
     var json = false
 
-    func run() throws {
+    func validate() throws {
+        guard spool != nil || databaseOption.url != nil else {
+            throw ValidationError("give --spool DIR or --database URL (or set INGESTD_DATABASE_URL)")
+        }
+        guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be 1...100000") }
+    }
+
+    func run() async throws {
+        guard let spool else { return try await queueStatus() }
         guard FileManager.default.fileExists(atPath: spool) else {
             FileHandle.standardError.write(Data("ingestd: error: \(spool): no such spool\n".utf8))
             throw ExitCode(ExitStatus.inputMissing.rawValue)
@@ -43,6 +60,33 @@ struct StatusCommand: ParsableCommand {
             for failure in status.recentFailures {
                 print("  \(failure.state)/\(failure.id)  \(failure.reason.code): \(failure.reason.message)")
             }
+        }
+    }
+
+    private func queueStatus() async throws {
+        let database = try databaseOption.resolve()
+        let logger = Log.make(label: "ingestd.status")
+        let limit = limit
+        let status: QueueStatus
+        do {
+            status = try await database.withClient(logger: logger) { client in
+                try await QueueStatus.read(client, limit: limit, logger: logger)
+            }
+        } catch {
+            throw Report.fail(QueueUnavailable(database: database, error: error), json: json)
+        }
+        if json {
+            let encoder = JSONEncoder.iso
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            return
+        }
+        print("jobs: " + ["queued", "running", "published", "rejected", "failed"].map { "\($0) \(status.counts[$0] ?? 0)" }
+            .joined(separator: ", "))
+        for job in status.jobs where job.state != "published" {
+            let reason = job.reason.map { "  \($0.code): \($0.message)" } ?? ""
+            print("  \(job.state.padding(toLength: 9, withPad: " ", startingAt: 0)) \(job.id)  attempts \(job.attempts)"
+                  + "\(job.worker.map { "  on \($0)" } ?? "")  \(job.input)\(reason)")
         }
     }
 }

@@ -46,10 +46,18 @@ struct JSONLogHandler: LogHandler {
 enum Report {
     /// Prints `error` (to stderr, or as JSON on stdout) and returns the exit code it maps to.
     static func fail(_ error: Error, json: Bool) -> ExitCode {
-        let status = ExitStatus(for: error)
+        var status = ExitStatus(for: error)
         let message = "\(error)"
+        var code = (error as? TranscodeError)?.code ?? (error as? IngestError)?.code ?? "internal"
+        if let refused = error as? SubmitRefusal {
+            code = refused.refusal.code
+            status = code == "missing" ? .inputMissing : .badInput
+        }
+        if error is QueueUnavailable {
+            code = "queue_unavailable"
+            status = .unavailable
+        }
         if json {
-            let code = (error as? TranscodeError)?.code ?? (error as? IngestError)?.code ?? "internal"
             var detail: [String: Any] = ["code": code, "message": message, "exitStatus": Int(status.rawValue)]
             if case .badUpload(_, let field, _) = error as? IngestError { detail["field"] = field }
             if case .badPreset(_, let field, _) = error as? TranscodeError { detail["field"] = field }

@@ -9,6 +9,8 @@ public struct JobResult: Codable, Sendable {
     public var message: String?
     public var durationSeconds: Double?
     public var speed: Double?
+    /// For a job run with `--stage-only`: the staging directory left for the parent to publish.
+    public var staging: String?
 
     public init(ok: Bool, code: String? = nil, message: String? = nil, durationSeconds: Double? = nil, speed: Double? = nil) {
         self.ok = ok
@@ -18,8 +20,9 @@ public struct JobResult: Codable, Sendable {
         self.speed = speed
     }
 
-    public init(manifest: ReadyManifest) {
+    public init(manifest: ReadyManifest, staging: String? = nil) {
         ok = true
+        self.staging = staging
         durationSeconds = manifest.durationSeconds
         speed = manifest.timings.speed
     }

@@ -36,7 +36,7 @@ public struct JobRunner: Sendable {
     /// asked to stop (SIGTERM), killed if it is still there `killAfterSeconds` later, and the
     /// attempt ends as `.interrupted`. `jobDirectory` holds the job's own files (result, progress),
     /// never the upload.
-    public func run(input: TranscodeJob.Input, output: String, jobDirectory: String,
+    public func run(input: TranscodeJob.Input, output: String, jobDirectory: String, stageOnly: Bool = false,
                     stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
         let resultPath = "\(jobDirectory)/result.json"
         try? FileManager.default.removeItem(atPath: resultPath)
@@ -50,6 +50,7 @@ public struct JobRunner: Sendable {
         process.arguments = ["job-run"] + source + ["--out", output, "--preset", presetArgument,
                              "--result", resultPath, "--progress", "\(jobDirectory)/progress.json",
                              "--memory-mb", String(limits.memoryMB), "--cpu-seconds", String(limits.cpuSeconds)]
+            + (stageOnly ? ["--stage-only"] : [])
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         do {

@@ -207,7 +207,7 @@ struct RawPath {
         bytes = (Array(directory.utf8) + [UInt8(ascii: "/")] + raw + [0]).map { CChar(bitPattern: $0) }
     }
 
-    private init(bytes: [CChar]) { self.bytes = bytes }
+    init(bytes: [CChar]) { self.bytes = bytes }
 
     func appending(_ raw: [UInt8]) -> RawPath {
         RawPath(bytes: bytes.dropLast() + ([UInt8(ascii: "/")] + raw + [0]).map { CChar(bitPattern: $0) })

@@ -254,30 +254,9 @@ public actor SpoolService: Service {
     /// Checks that need no decoding: the upload's kind and size.
     private func precheck(holder: String) -> JobOutcome? {
         guard let raw = RawPath.entries(of: holder).first else { return .rejected(code: "missing", message: "\(holder): vanished") }
-        let path = RawPath(holder, raw)
         let input = "\(holder)/\(String(decoding: raw, as: UTF8.self))"
-        guard let info = path.lstat() else { return .rejected(code: "missing", message: "\(input): vanished") }
-        let mode = info.st_mode & S_IFMT
-        if mode == S_IFLNK { return .rejected(code: "symlink", message: "\(input): symbolic links are not accepted") }
-        let limit = configuration.preset.limits.maxBytes
-        if mode == S_IFDIR {
-            let size = Spool.tree(path).bytes
-            if size == Spool.tooManyFiles {
-                return .rejected(code: "too_large", message: "\(input): more than \(Spool.maxUploadFiles) files in one upload")
-            }
-            if size > limit + Int64(Upload.maxManifestBytes) {
-                return .rejected(code: "too_large", message: "\(input): upload directory holds \(size) bytes, over the limit of \(limit) bytes")
-            }
-            guard path.appending(Array(Upload.manifestName.utf8)).lstat() != nil else {
-                return .rejected(code: "bad_upload", message: "\(input): an upload directory must contain \(Upload.manifestName)")
-            }
-            return nil  // the job validates upload.json field by field
-        }
-        guard mode == S_IFREG else { return .rejected(code: "not_a_file", message: "\(input): not a regular file") }
-        if Int64(info.st_size) > limit {
-            return .rejected(code: "too_large", message: "\(input): size \(info.st_size) bytes exceeds the limit of \(limit) bytes")
-        }
-        return nil
+        return UploadPrecheck.check(RawPath(holder, raw), display: input, limits: configuration.preset.limits)
+            .map { .rejected(code: $0.code, message: $0.message) }
     }
 
     private func reportProgress(id: String, path: String) async {

@@ -1,0 +1,236 @@
+import Foundation
+import Ingest
+import Logging
+import PostgresNIO
+
+/// The job queue in PostgreSQL, the way Oban, River and Graphile Worker do it: a claim takes the
+/// oldest due row with `FOR UPDATE SKIP LOCKED` on a partial index; a claimed job holds a lease
+/// its worker renews; every claim increments the job's fencing `token`, and every later write of
+/// that attempt (heartbeat, publish, result) is conditional on the token, so a worker that lost
+/// its lease can change nothing.
+public struct JobQueue: Sendable {
+    public let client: PostgresClient
+    let logger: Logger
+
+    /// The notification channel workers listen on; `submit` and retries notify it.
+    public static let channel = "ingestd_jobs"
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// One job as a worker runs it.
+    public struct Claim: Sendable, Equatable {
+        public var id: String
+        /// The fencing token of this attempt.
+        public var token: Int64
+        /// Attempts so far, this one included.
+        public var attempts: Int
+        public var input: String
+        /// The preset as canonical JSON.
+        public var preset: String
+    }
+
+    /// A new job: an upload on shared storage and the preset to encode it with.
+    public struct Submission: Sendable {
+        public var id: String
+        public var input: String
+        public var preset: String
+
+        public init(id: String, input: String, preset: String) {
+            self.id = id
+            self.input = input
+            self.preset = preset
+        }
+    }
+
+    // MARK: producers
+
+    /// Queues `jobs` in one transaction (all or none) and wakes idle workers.
+    public func enqueue(_ jobs: [Submission]) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            for job in jobs {
+                try await connection.query("""
+                    INSERT INTO ingestd_jobs (id, state, input, preset) VALUES (\(job.id), 'queued', \(job.input), \(job.preset))
+                    """, logger: logger)
+                try await connection.query("""
+                    INSERT INTO ingestd_job_events (job_id, event, data) VALUES (\(job.id), 'queued', jsonb_build_object('input', \(job.input)::text))
+                    """, logger: logger)
+            }
+            try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
+        }
+    }
+
+    // MARK: workers
+
+    /// Claims the oldest due job for `worker`, leased for `lease`; nil when none is due.
+    public func claim(worker: String, lease: Duration) async throws -> Claim? {
+        let seconds = lease.seconds
+        let rows = try await client.query("""
+            UPDATE ingestd_jobs
+               SET state = 'running', attempts = attempts + 1, token = token + 1, worker = \(worker),
+                   lease_until = now() + make_interval(secs => \(seconds)), updated_at = now()
+             WHERE id = (SELECT id FROM ingestd_jobs
+                          WHERE state = 'queued' AND run_at <= now()
+                          ORDER BY run_at, id
+                          LIMIT 1
+                          FOR UPDATE SKIP LOCKED)
+            RETURNING id, token, attempts, input, preset
+            """, logger: logger)
+        for try await (id, token, attempts, input, preset) in rows.decode((String, Int64, Int, String, String).self) {
+            try await event(id, "claimed", ["worker": worker, "attempt": "\(attempts)"])
+            return Claim(id: id, token: token, attempts: attempts, input: input, preset: preset)
+        }
+        return nil
+    }
+
+    /// Renews the lease of an attempt; false when the attempt no longer owns the job (its lease
+    /// expired and the job was given to another attempt, or it ended).
+    public func heartbeat(_ claim: Claim, lease: Duration) async throws -> Bool {
+        let rows = try await client.query("""
+            UPDATE ingestd_jobs SET lease_until = now() + make_interval(secs => \(lease.seconds)), updated_at = now()
+             WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
+            RETURNING 1
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Puts jobs whose lease ran out back in the queue (or fails them once they used up
+    /// `maxAttempts`). Rows another transaction holds are skipped. Returns the ids it rescued.
+    public func rescueExpiredLeases(maxAttempts: Int) async throws -> [String] {
+        let reason = #"{"code": "lease_expired", "message": "the worker stopped renewing its lease (died, froze or lost the database)"}"#
+        let rows = try await client.query("""
+            UPDATE ingestd_jobs
+               SET state = CASE WHEN attempts >= \(maxAttempts) THEN 'failed' ELSE 'queued' END,
+                   reason = CASE WHEN attempts >= \(maxAttempts) THEN \(reason)::jsonb ELSE reason END,
+                   finished_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
+                   run_at = now(), lease_until = NULL, updated_at = now()
+             WHERE id IN (SELECT id FROM ingestd_jobs WHERE state = 'running' AND lease_until < now()
+                           LIMIT 100 FOR UPDATE SKIP LOCKED)
+            RETURNING id, state
+            """, logger: logger)
+        var rescued: [String] = []
+        for try await (id, state) in rows.decode((String, String).self) {
+            rescued.append(id)
+            try await event(id, "lease_lost", ["now": state])
+        }
+        if !rescued.isEmpty { try await client.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
+        return rescued
+    }
+
+    /// Why a fenced write did not happen.
+    public struct FenceLost: Error, CustomStringConvertible {
+        public var id: String
+        public var token: Int64
+        public var description: String { "\(id): attempt \(token) no longer holds the job (its lease expired)" }
+    }
+
+    /// Publishes an attempt's output under its fence: in one transaction, the job row is locked
+    /// and checked to still belong to this attempt, `publish` runs (the rename into the CDN),
+    /// and the job is recorded as published. A stale attempt gets ``FenceLost`` and `publish`
+    /// never runs.
+    public func publish(_ claim: Claim, output: String, manifest: String,
+                        _ publish: @Sendable () throws -> Void) async throws {
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                let owned = try await connection.query("""
+                    SELECT 1 FROM ingestd_jobs WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running' FOR UPDATE
+                    """, logger: logger)
+                var holds = false
+                for try await _ in owned { holds = true }
+                guard holds else { throw FenceLost(id: claim.id, token: claim.token) }
+                try publish()
+                try await connection.query("""
+                    UPDATE ingestd_jobs SET state = 'published', output = \(output), manifest = \(manifest)::jsonb,
+                           lease_until = NULL, reason = NULL, updated_at = now(), finished_at = now()
+                     WHERE id = \(claim.id)
+                    """, logger: logger)
+                try await connection.query("""
+                    INSERT INTO ingestd_job_events (job_id, event, data)
+                    VALUES (\(claim.id), 'published', jsonb_build_object('output', \(output)::text, 'attempt', \(claim.attempts)))
+                    """, logger: logger)
+            }
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error.commitError ?? error.beginError ?? error
+        }
+    }
+
+    /// How an attempt ended without publishing.
+    public enum Ending: Sendable {
+        /// A bad upload: never retried.
+        case rejected(code: String, message: String)
+        /// Retried after `backoff` unless the job has used up its attempts.
+        case retryable(code: String, message: String, backoff: Duration, maxAttempts: Int)
+        /// Stopped by a shutdown: back to the queue at once, the attempt not counted.
+        case released
+    }
+
+    /// Records how an attempt ended, if it still holds the job; returns the job's new state, or
+    /// nil when the fence was lost (nothing written).
+    @discardableResult
+    public func finish(_ claim: Claim, _ ending: Ending) async throws -> String? {
+        let rows: PostgresRowSequence
+        switch ending {
+        case .rejected(let code, let message):
+            let reason = Self.reason(code: code, message: message, attempts: claim.attempts)
+            rows = try await client.query("""
+                UPDATE ingestd_jobs SET state = 'rejected', reason = \(reason)::jsonb, lease_until = NULL,
+                       updated_at = now(), finished_at = now()
+                 WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
+                RETURNING state
+                """, logger: logger)
+        case .retryable(let code, let message, let backoff, let maxAttempts):
+            let reason = Self.reason(code: code, message: message, attempts: claim.attempts)
+            rows = try await client.query("""
+                UPDATE ingestd_jobs
+                   SET state = CASE WHEN attempts >= \(maxAttempts) THEN 'failed' ELSE 'queued' END,
+                       finished_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
+                       run_at = now() + make_interval(secs => \(backoff.seconds)), reason = \(reason)::jsonb,
+                       lease_until = NULL, updated_at = now()
+                 WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
+                RETURNING state
+                """, logger: logger)
+        case .released:
+            rows = try await client.query("""
+                UPDATE ingestd_jobs SET state = 'queued', attempts = attempts - 1, run_at = now(), lease_until = NULL,
+                       worker = NULL, updated_at = now()
+                 WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
+                RETURNING state
+                """, logger: logger)
+        }
+        for try await state in rows.decode(String.self) {
+            let name: String
+            switch ending {
+            case .rejected: name = "rejected"
+            case .retryable: name = state == "failed" ? "failed" : "retry"
+            case .released: name = "released"
+            }
+            var data = ["attempt": "\(claim.attempts)"]
+            if case .rejected(let code, _) = ending { data["code"] = code }
+            if case .retryable(let code, _, _, _) = ending { data["code"] = code }
+            try await event(claim.id, name, data)
+            if state == "queued" { try await client.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
+            return state
+        }
+        return nil
+    }
+
+    /// Appends to the job's event log (`ingestd_job_events`), the queue's `events.ndjson`.
+    func event(_ id: String, _ name: String, _ data: [String: String]) async throws {
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]), as: UTF8.self)
+        try await client.query("INSERT INTO ingestd_job_events (job_id, event, data) VALUES (\(id), \(name), \(json)::jsonb)",
+                               logger: logger)
+    }
+
+    static func reason(code: String, message: String, attempts: Int) -> String {
+        let object: [String: Any] = ["code": code, "message": message, "attempts": attempts]
+        return String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a Double.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,71 @@
+import Logging
+import PostgresNIO
+
+/// The queue's tables, as numbered migrations applied in order under an advisory lock, so any
+/// number of workers starting at once apply each exactly once.
+public enum QueueSchema {
+    /// Each migration is a list of statements, run in one transaction.
+    static let migrations: [[String]] = [
+        [
+            """
+            CREATE TABLE ingestd_jobs (
+                id          text PRIMARY KEY,
+                state       text NOT NULL CHECK (state IN ('queued', 'running', 'published', 'rejected', 'failed')),
+                input       text NOT NULL,
+                preset      text NOT NULL,
+                attempts    integer NOT NULL DEFAULT 0,
+                token       bigint NOT NULL DEFAULT 0,
+                run_at      timestamptz NOT NULL DEFAULT now(),
+                lease_until timestamptz,
+                worker      text,
+                output      text,
+                reason      jsonb,
+                manifest    jsonb,
+                created_at  timestamptz NOT NULL DEFAULT now(),
+                updated_at  timestamptz NOT NULL DEFAULT now(),
+                finished_at timestamptz
+            )
+            """,
+            // What a claim scans: only queued rows, in run order.
+            "CREATE INDEX ingestd_jobs_claimable ON ingestd_jobs (run_at, id) WHERE state = 'queued'",
+            // What the lease rescuer scans: only running rows, by lease end.
+            "CREATE INDEX ingestd_jobs_leases ON ingestd_jobs (lease_until) WHERE state = 'running'",
+            """
+            CREATE TABLE ingestd_job_events (
+                job_id text NOT NULL REFERENCES ingestd_jobs (id) ON DELETE CASCADE,
+                at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+                event  text NOT NULL,
+                data   jsonb NOT NULL DEFAULT '{}'
+            )
+            """,
+            "CREATE INDEX ingestd_job_events_job ON ingestd_job_events (job_id, at)",
+        ],
+    ]
+
+    /// The schema version this build needs.
+    public static var latest: Int { migrations.count }
+
+    /// Applies the migrations not applied yet; returns the versions it applied.
+    @discardableResult
+    public static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [Int] {
+        try await client.withTransaction(logger: logger) { connection in
+            // One migrator at a time, across every host (released at commit).
+            try await connection.query("SELECT pg_advisory_xact_lock(4242001)", logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS ingestd_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+            var current = 0
+            for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM ingestd_schema", logger: logger)
+                .decode(Int.self) { current = version }
+            var applied: [Int] = []
+            for (index, statements) in migrations.enumerated() where index + 1 > current {
+                for statement in statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO ingestd_schema (version) VALUES (\(index + 1))", logger: logger)
+                applied.append(index + 1)
+            }
+            return applied
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A snapshot of the queue for `ingestd status --database`: counts by state and each job.
+public struct QueueStatus: Codable, Sendable {
+    public struct Job: Codable, Sendable {
+        public var id: String
+        public var state: String
+        public var attempts: Int
+        public var input: String
+        public var output: String?
+        /// `{"code", "message", "attempts"}` for rejected and failed jobs (and the last error of a retried one).
+        public var reason: Reason?
+        public var worker: String?
+    }
+
+    public struct Reason: Codable, Sendable {
+        public var code: String
+        public var message: String
+    }
+
+    public var counts: [String: Int]
+    public var jobs: [Job]
+
+    /// Reads the counts and the `limit` most recently changed jobs.
+    public static func read(_ client: PostgresClient, limit: Int, logger: Logger) async throws -> QueueStatus {
+        var counts = ["queued": 0, "running": 0, "published": 0, "rejected": 0, "failed": 0]
+        for try await (state, count) in try await client.query("SELECT state, count(*)::bigint FROM ingestd_jobs GROUP BY state",
+                                                                logger: logger).decode((String, Int64).self) {
+            counts[state] = Int(count)
+        }
+        var jobs: [Job] = []
+        let rows = try await client.query("""
+            SELECT id, state, attempts, input, output, reason::text, worker FROM ingestd_jobs
+             ORDER BY updated_at DESC, id LIMIT \(limit)
+            """, logger: logger)
+        for try await (id, state, attempts, input, output, reason, worker)
+            in rows.decode((String, String, Int, String, String?, String?, String?).self) {
+            let decoded = reason.flatMap { try? JSONDecoder().decode(Reason.self, from: Data($0.utf8)) }
+            jobs.append(Job(id: id, state: state, attempts: attempts, input: input, output: output, reason: decoded, worker: worker))
+        }
+        return QueueStatus(counts: counts, jobs: jobs)
+    }
+}

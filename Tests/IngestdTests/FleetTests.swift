@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+import Transcode
+
+/// `ingestd submit` + `ingestd worker` on a real PostgreSQL server: many workers, one queue,
+/// every job published exactly once whatever happens to a worker or to the database.
+@Suite(.serialized, .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed"))
+struct FleetTests {
+    /// A worker process (its own process group, standing in for a host).
+    final class Worker {
+        let process = Process()
+        let log: String
+
+        init(database: String, cdn: String, name: String, extra: [String] = []) throws {
+            log = Paths.scratch("worker-\(name).log")
+            FileManager.default.createFile(atPath: log, contents: nil)
+            // setsid: its own session and process group, like a process on another host.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+            process.arguments = [Paths.binary, "worker", "--database", database, "--cdn", cdn, "--lease", "3", "--poll", "0.5",
+                                 "--backoff", "0.2", "--jobs", "1"] + extra
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle(forWritingAtPath: log)
+            try process.run()
+        }
+
+        deinit {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGCONT)
+                kill(process.processIdentifier, SIGKILL)
+            }
+            process.waitUntilExit()
+        }
+
+        var pid: Int32 { process.processIdentifier }
+        var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+    }
+
+    func submit(_ database: String, _ inputs: [String], extra: [String] = []) throws -> (Tool.Result, [[String: String]]) {
+        let result = try Tool.run(Paths.binary, ["submit", "--database", database, "--json"] + extra + inputs)
+        let body = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: String]]) ?? []
+        return (result, body)
+    }
+
+    func counts(_ server: PostgresServer) throws -> [String: Int] {
+        let rows = try server.sql("SELECT state || '=' || count(*) FROM ingestd_jobs GROUP BY state")
+        return Dictionary(uniqueKeysWithValues: rows.split(separator: "\n").map {
+            let parts = $0.split(separator: "=")
+            return (String(parts[0]), Int(parts[1]) ?? 0)
+        })
+    }
+
+    /// Every job is published exactly once: one `published` row event each, its CDN directory
+    /// complete and playable, nothing else (no staging) in the CDN.
+    func expectPublishedExactlyOnce(_ server: PostgresServer, cdn: String, ids: [String]) throws {
+        #expect(try counts(server) == ["published": ids.count])
+        let events = try server.sql("SELECT job_id FROM ingestd_job_events WHERE event = 'published' ORDER BY job_id")
+            .split(separator: "\n").map(String.init)
+        #expect(events == ids.sorted(), "one published event per job: \(events)")
+        #expect(Daemon.entries(cdn) == ids.sorted(), "only the published jobs, no staging: \(Daemon.entries(cdn))")
+        for id in ids {
+            let manifest = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(cdn)/\(id)/manifest.json")))
+            let frames = try Tool.ffprobe(["-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
+                                           "\(cdn)/\(id)/\(manifest.renditions[0].playlist)"])
+            #expect(frames.list("streams").first?.int("nb_read_frames") == Int((manifest.durationSeconds * 30).rounded()), "\(id)")
+        }
+    }
+
+    @Test func submitChecksEveryInputBeforeQueueingAny() throws {
+        let server = try PostgresServer(name: "submit")
+        let base = Paths.scratch("fleet-submit")
+        try? FileManager.default.removeItem(atPath: base)
+        try FileManager.default.createDirectory(atPath: "\(base)/no-manifest", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(base)/link.mp4", withDestinationPath: Paths.sample("hdr_hlg.mp4"))
+        let good = Paths.sample("hdr_hlg.mp4")
+        let refused: [(String, Int32, String)] = [("\(base)/missing.mp4", 66, "missing"), ("\(base)/no-manifest", 65, "bad_upload"),
+                                                  ("\(base)/link.mp4", 65, "symlink"), ("/dev/null", 65, "not_a_file")]
+        for (input, status, code) in refused {
+            let (result, _) = try submit(server.url, [good, input])
+            #expect(result.status == status, "\(input): \(result.stderr)")
+            let error = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [String: Any]])?["error"]
+            #expect(error?["code"] as? String == code, "\(input): \(result.stdout)")
+            #expect(result.stderr.contains(input) && result.stderr.contains("nothing was queued"))
+        }
+        #expect(try server.sql("SELECT count(*) FROM ingestd_jobs") == "0", "nothing queued when one input is bad")
+        var preset = Preset.builtIn
+        preset.limits.maxBytes = 100_000
+        let presetPath = Paths.scratch("fleet-submit-preset.json")
+        try preset.canonicalJSON().write(to: URL(fileURLWithPath: presetPath))
+        let (tooBig, _) = try submit(server.url, [Paths.sample("portrait_rotated.mp4")], extra: ["--preset", presetPath])
+        #expect(tooBig.status == 65 && tooBig.stderr.contains("exceeds the limit of 100000 bytes"))
+
+        let (accepted, jobs) = try submit(server.url, [good, Paths.sample("upload")])
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+        #expect(jobs.map { $0["input"] ?? "" } == [good, Paths.sample("upload")])
+        let status = try Tool.run(Paths.binary, ["status", "--database", server.url, "--json"])
+        let body = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect((body?["counts"] as? [String: Int])?["queued"] == 2)
+        #expect(Set(((body?["jobs"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }) == Set(jobs.compactMap { $0["id"] }))
+        let unreachable = try Tool.run(Paths.binary, ["submit", "--database", "postgres://ingestd@127.0.0.1:\(try PostgresServer.freePort())/x", good])
+        #expect(unreachable.status == 69, "\(unreachable.stderr)")
+    }
+
+    /// Three workers; one is killed (SIGKILL) mid-job, one is frozen (SIGSTOP, with its job
+    /// process) past its lease and thawed once another worker has published its job. Every job
+    /// ends exactly once; the thawed worker neither replaces nor duplicates the output.
+    @Test func threeWorkersKillOneFreezeOneEveryJobPublishedOnce() throws {
+        let server = try PostgresServer(name: "three")
+        let base = Paths.scratch("fleet-three")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn"
+        let inputs = ["portrait_rotated.mp4", "landscape_60fps.mp4", "portrait_rotated.mp4", "hdr_hlg.mp4", "noaudio_odd.webm", "landscape_60fps.mp4"]
+        try FileManager.default.createDirectory(atPath: "\(base)/uploads", withIntermediateDirectories: true)
+        var paths: [String] = []
+        for (index, name) in inputs.enumerated() {
+            let path = "\(base)/uploads/\(index)-\(name)"
+            try FileManager.default.copyItem(atPath: Paths.sample(name), toPath: path)
+            paths.append(path)
+        }
+        let (submitted, jobs) = try submit(server.url, paths)
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let ids = jobs.compactMap { $0["id"] }
+        var killed: Worker? = try Worker(database: server.url, cdn: cdn, name: "killed")
+        let frozen = try Worker(database: server.url, cdn: cdn, name: "frozen")
+        let steady = try Worker(database: server.url, cdn: cdn, name: "steady")
+        func runningJob(of worker: Worker) throws -> String? {
+            let rows = try server.sql("SELECT id FROM ingestd_jobs WHERE state = 'running' AND worker LIKE '%/\(worker.pid)'")
+            return rows.isEmpty ? nil : rows
+        }
+        try Daemon.wait(timeout: 60, "both doomed workers to be running a job") {
+            (try? runningJob(of: killed!)) != nil && (try? runningJob(of: frozen)) != nil
+        }
+        let frozenJob = try #require(try runningJob(of: frozen))
+        // Freeze the host: the worker and its job process.
+        let frozenChildren = Daemon.children(of: frozen.pid)
+        for pid in [frozen.pid] + frozenChildren { kill(pid, SIGSTOP) }
+        kill(killed!.pid, SIGKILL)
+        killed = nil
+        try Daemon.wait(timeout: 240, "the frozen worker's job to be published by another worker") {
+            (try? server.sql("SELECT state || ' ' || worker FROM ingestd_jobs WHERE id = '\(frozenJob)'"))
+                .map { $0.hasPrefix("published") && !$0.hasSuffix("/\(frozen.pid)") } ?? false
+        }
+        let publishedBefore = try Data(contentsOf: URL(fileURLWithPath: "\(cdn)/\(frozenJob)/manifest.json"))
+        for pid in frozenChildren + [frozen.pid] { kill(pid, SIGCONT) }
+        try Daemon.wait(timeout: 300, "every job to end") { (try? counts(server)) == ["published": ids.count] }
+        try Daemon.wait(timeout: 30, "the thawed worker to give up its stale attempt") {
+            frozen.output.contains("lease lost")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(cdn)/\(frozenJob)/manifest.json")) == publishedBefore,
+                "the thawed worker did not replace the published output")
+        try expectPublishedExactlyOnce(server, cdn: cdn, ids: ids)
+        let lost = try server.sql("SELECT count(*) FROM ingestd_job_events WHERE event = 'lease_lost'")
+        #expect((Int(lost) ?? 0) >= 2, "the killed and the frozen worker's leases expired and were rescued")
+        _ = (steady, frozen)
+    }
+
+    /// `pg_ctl restart -m immediate` in the middle of a batch: workers reconnect, nothing is
+    /// lost or done twice.
+    @Test func postgresRestartMidBatchLosesNothing() throws {
+        let server = try PostgresServer(name: "restart")
+        let base = Paths.scratch("fleet-restart")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn"
+        let names = ["portrait_rotated.mp4", "landscape_60fps.mp4", "hdr_hlg.mp4", "noaudio_odd.webm"]
+        let (submitted, jobs) = try submit(server.url, names.map(Paths.sample))
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let ids = jobs.compactMap { $0["id"] }
+        let worker = try Worker(database: server.url, cdn: cdn, name: "restart", extra: ["--jobs", "2", "--lease", "10"])
+        try Daemon.wait(timeout: 60, "a job to be running") {
+            (try? server.sql("SELECT count(*) FROM ingestd_jobs WHERE state = 'running'")).flatMap(Int.init) ?? 0 > 0
+        }
+        try server.restartImmediately()
+        try Daemon.wait(timeout: 300, "every job to end after the restart") { (try? counts(server)) == ["published": ids.count] }
+        #expect(worker.process.isRunning, "the worker survived the restart")
+        try expectPublishedExactlyOnce(server, cdn: cdn, ids: ids)
+        // SIGTERM: the worker stops cleanly.
+        kill(worker.pid, SIGTERM)
+        worker.process.waitUntilExit()
+        #expect(worker.process.terminationStatus == 0, "\(worker.output.suffix(2000))")
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// A real PostgreSQL server for the tests: `initdb` into a temporary directory and `pg_ctl` on
+/// a free loopback port (as the `postgres` user when the tests run as root), stopped at the end.
+final class PostgresServer: @unchecked Sendable {
+    let directory: String
+    let port: Int
+    var url: String { "postgres://ingestd@127.0.0.1:\(port)/ingestd" }
+
+    /// Debian's server binaries (`postgresql` package), or nil when none is installed.
+    static var binaries: String? {
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
+            .compactMap(Int.init).sorted()
+        guard let version = versions.last else { return nil }
+        let bin = "/usr/lib/postgresql/\(version)/bin"
+        return FileManager.default.fileExists(atPath: "\(bin)/initdb") ? bin : nil
+    }
+
+    init(name: String) throws {
+        guard let bin = Self.binaries else { throw Tool.ProbeFailure(message: "PostgreSQL is not installed (apt-get install postgresql)") }
+        directory = Paths.scratch("pg-\(name)")
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        port = try Self.freePort()
+        if getuid() == 0 { _ = try Tool.run("chown", ["-R", "postgres:postgres", directory]) }
+        try Self.run(bin, "initdb", ["-D", "\(directory)/data", "-U", "ingestd", "-A", "trust", "--no-sync", "-E", "UTF8"])
+        try start()
+        try Self.run(bin, "createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "ingestd", "ingestd"])
+    }
+
+    deinit { try? stop() }
+
+    func start() throws {
+        try Self.run(Self.binaries!, "pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "60", "-o",
+                                               "-p \(port) -c listen_addresses=127.0.0.1 -k \(directory) -c fsync=off -c max_connections=200",
+                                               "start"])
+    }
+
+    /// `pg_ctl restart -m immediate`: every connection is cut, as in a crash.
+    func restartImmediately() throws {
+        try Self.run(Self.binaries!, "pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "60",
+                                               "-m", "immediate", "-o",
+                                               "-p \(port) -c listen_addresses=127.0.0.1 -k \(directory) -c fsync=off -c max_connections=200",
+                                               "restart"])
+    }
+
+    func stop() throws {
+        try Self.run(Self.binaries!, "pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "-w", "stop"])
+    }
+
+    /// Runs one SQL statement with psql and returns its unaligned output.
+    func sql(_ statement: String) throws -> String {
+        let result = try Tool.run("psql", ["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)", "-U", "ingestd",
+                                           "-d", "ingestd", "-c", statement])
+        guard result.status == 0 else { throw Tool.ProbeFailure(message: "psql: \(result.stderr)") }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func run(_ bin: String, _ tool: String, _ arguments: [String]) throws {
+        let result = getuid() == 0
+            ? try Tool.run("runuser", ["-u", "postgres", "--", "\(bin)/\(tool)"] + arguments)
+            : try Tool.run("\(bin)/\(tool)", arguments)
+        guard result.status == 0 else { throw Tool.ProbeFailure(message: "\(tool): \(result.stderr) \(result.stdout)") }
+    }
+
+    /// A loopback port nothing listens on (bound once and released).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw Tool.ProbeFailure(message: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
