@@ -6,7 +6,7 @@ import Transcode
 /// every job published exactly once whatever happens to a worker or to the database.
 @Suite(.serialized, .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed"))
 struct FleetTests {
-    /// A worker process (its own process group, standing in for a host).
+    /// A worker process standing in for a host.
     final class Worker {
         let process = Process()
         let log: String
@@ -14,9 +14,10 @@ struct FleetTests {
         init(database: String, cdn: String, name: String, extra: [String] = []) throws {
             log = Paths.scratch("worker-\(name).log")
             FileManager.default.createFile(atPath: log, contents: nil)
-            // setsid: its own session and process group, like a process on another host.
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-            process.arguments = [Paths.binary, "worker", "--database", database, "--cdn", cdn, "--lease", "3", "--poll", "0.5",
+            // Started directly (a `setsid` wrapper would fork, and Foundation would then wait
+            // for the worker through the descriptor it inherits).
+            process.executableURL = URL(fileURLWithPath: Paths.binary)
+            process.arguments = ["worker", "--database", database, "--cdn", cdn, "--lease", "3", "--poll", "0.5",
                                  "--backoff", "0.2", "--jobs", "1"] + extra
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
@@ -68,6 +69,8 @@ struct FleetTests {
 
     @Test func submitChecksEveryInputBeforeQueueingAny() throws {
         let server = try PostgresServer(name: "submit")
+        let migrate = try Tool.run(Paths.binary, ["db", "migrate", "--database", server.url])
+        #expect(migrate.status == 0 && migrate.stdout.contains("schema version"), "\(migrate.stderr)")
         let base = Paths.scratch("fleet-submit")
         try? FileManager.default.removeItem(atPath: base)
         try FileManager.default.createDirectory(atPath: "\(base)/no-manifest", withIntermediateDirectories: true)

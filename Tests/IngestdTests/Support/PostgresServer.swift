@@ -56,10 +56,13 @@ final class PostgresServer: @unchecked Sendable {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Runs a server tool with every descriptor above stderr closed: Foundation's `Process`
+    /// learns of an exit through a descriptor its child inherits, and the server `pg_ctl`
+    /// starts would otherwise keep it open (the test would wait for the server to stop).
     private static func run(_ bin: String, _ tool: String, _ arguments: [String]) throws {
-        let result = getuid() == 0
-            ? try Tool.run("runuser", ["-u", "postgres", "--", "\(bin)/\(tool)"] + arguments)
-            : try Tool.run("\(bin)/\(tool)", arguments)
+        let closeInherited = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done; exec "$@""#
+        let command = (getuid() == 0 ? ["runuser", "-u", "postgres", "--"] : []) + ["\(bin)/\(tool)"] + arguments
+        let result = try Tool.run("/bin/bash", ["-c", closeInherited, "bash"] + command)
         guard result.status == 0 else { throw Tool.ProbeFailure(message: "\(tool): \(result.stderr) \(result.stdout)") }
     }
 
