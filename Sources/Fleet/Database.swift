@@ -34,12 +34,29 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     }
 
     /// Runs `body` with a running client, then shuts the client down.
+    /// For one-shot commands: the pool's own chatter (such as its warning when the first query
+    /// races `run()`) is kept below errors; failures reach the caller as thrown errors.
     public func withClient<T: Sendable>(logger: Logger, _ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
-        let client = makeClient(logger: logger)
+        var background = logger
+        background.logLevel = max(.error, logger.logLevel)
+        let client = makeClient(logger: background)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { await client.run(); return nil }
             defer { group.cancelAll() }
             return try await body(client)
         }
     }
+}
+
+/// A one-line account of a database error for logs and messages: the server's message (and
+/// SQLSTATE) when there is one, the client's reason otherwise, never the query text.
+public func describeDatabaseError(_ error: any Error) -> String {
+    if let transaction = error as? PostgresTransactionError {
+        return describeDatabaseError(transaction.closureError ?? transaction.commitError ?? transaction.beginError ?? transaction.rollbackError ?? error)
+    }
+    guard let psql = error as? PSQLError else { return "\(error)" }
+    if let info = psql.serverInfo, let message = info[.message] {
+        return "\(message) (SQLSTATE \(info[.sqlState] ?? "?"))"
+    }
+    return [psql.code.description, psql.underlying.map { "\($0)" }].compactMap { $0 }.joined(separator: ": ")
 }

@@ -28,32 +28,55 @@ public struct JobQueue: Sendable {
         /// Attempts so far, this one included.
         public var attempts: Int
         public var input: String
+        /// `path` or `sole_entry_of` (see ``Submission/Kind``).
+        public var inputKind: String
         /// The preset as canonical JSON.
         public var preset: String
+
+        /// The upload as the job process takes it.
+        public var jobInput: TranscodeJob.Input {
+            inputKind == Submission.Kind.soleEntryOf.rawValue ? .soleEntry(of: input) : .path(input)
+        }
     }
 
     /// A new job: an upload on shared storage and the preset to encode it with.
     public struct Submission: Sendable {
+        /// How `input` names the upload.
+        public enum Kind: String, Sendable {
+            /// A video file or an upload directory.
+            case path
+            /// The one entry of this directory, whatever bytes its name is made of.
+            case soleEntryOf = "sole_entry_of"
+        }
+
         public var id: String
         public var input: String
+        public var kind: Kind
         public var preset: String
 
-        public init(id: String, input: String, preset: String) {
+        public init(id: String, input: String, kind: Kind = .path, preset: String) {
             self.id = id
             self.input = input
+            self.kind = kind
             self.preset = preset
         }
     }
 
     // MARK: producers
 
-    /// Queues `jobs` in one transaction (all or none) and wakes idle workers.
+    /// Queues `jobs` in one transaction (all or none) and wakes idle workers. A job whose id is
+    /// already queued is left as it is, so a producer that died after queueing may queue again.
     public func enqueue(_ jobs: [Submission]) async throws {
         try await client.withTransaction(logger: logger) { connection in
             for job in jobs {
-                try await connection.query("""
-                    INSERT INTO ingestd_jobs (id, state, input, preset) VALUES (\(job.id), 'queued', \(job.input), \(job.preset))
+                let inserted = try await connection.query("""
+                    INSERT INTO ingestd_jobs (id, state, input, input_kind, preset)
+                    VALUES (\(job.id), 'queued', \(job.input), \(job.kind.rawValue), \(job.preset))
+                    ON CONFLICT (id) DO NOTHING RETURNING 1
                     """, logger: logger)
+                var isNew = false
+                for try await _ in inserted { isNew = true }
+                guard isNew else { continue }
                 try await connection.query("""
                     INSERT INTO ingestd_job_events (job_id, event, data) VALUES (\(job.id), 'queued', jsonb_build_object('input', \(job.input)::text))
                     """, logger: logger)
@@ -76,11 +99,11 @@ public struct JobQueue: Sendable {
                           ORDER BY run_at, id
                           LIMIT 1
                           FOR UPDATE SKIP LOCKED)
-            RETURNING id, token, attempts, input, preset
+            RETURNING id, token, attempts, input, input_kind, preset
             """, logger: logger)
-        for try await (id, token, attempts, input, preset) in rows.decode((String, Int64, Int, String, String).self) {
+        for try await (id, token, attempts, input, kind, preset) in rows.decode((String, Int64, Int, String, String, String).self) {
             try await event(id, "claimed", ["worker": worker, "attempt": "\(attempts)"])
-            return Claim(id: id, token: token, attempts: attempts, input: input, preset: preset)
+            return Claim(id: id, token: token, attempts: attempts, input: input, inputKind: kind, preset: preset)
         }
         return nil
     }

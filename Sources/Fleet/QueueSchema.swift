@@ -12,6 +12,9 @@ public enum QueueSchema {
                 id          text PRIMARY KEY,
                 state       text NOT NULL CHECK (state IN ('queued', 'running', 'published', 'rejected', 'failed')),
                 input       text NOT NULL,
+                -- 'path': a file or upload directory; 'sole_entry_of': the one entry of this
+                -- directory, whatever bytes its name is made of (a spool's queued/<id>/upload).
+                input_kind  text NOT NULL DEFAULT 'path' CHECK (input_kind IN ('path', 'sole_entry_of')),
                 preset      text NOT NULL,
                 attempts    integer NOT NULL DEFAULT 0,
                 token       bigint NOT NULL DEFAULT 0,

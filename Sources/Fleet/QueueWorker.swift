@@ -130,7 +130,7 @@ public actor QueueWorker: Service {
                 }
             } catch {
                 if Task.isCancelled { return }
-                logger.debug("listen failed; reconnecting", metadata: ["error": "\(String(reflecting: error))", "in": "\(delay)"])
+                logger.debug("listen failed; reconnecting", metadata: ["error": "\(describeDatabaseError(error))", "in": "\(delay)"])
             }
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(10))
@@ -154,7 +154,7 @@ public actor QueueWorker: Service {
             metrics.databaseReachable()
             metrics.queueDepth(try await queueDepth())
         } catch {
-            logger.warning("queue unreachable; will retry", metadata: ["error": "\(String(reflecting: error))"])
+            logger.warning("queue unreachable; will retry", metadata: ["error": "\(describeDatabaseError(error))"])
         }
         metrics.inFlight(running.count)
         return claims
@@ -195,7 +195,7 @@ public actor QueueWorker: Service {
                 var runner = configuration.runner
                 runner.presetArgument = presetPath
                 let stop = stopFlag
-                outcome = await runner.run(input: .path(claim.input), output: output, jobDirectory: scratch.path,
+                outcome = await runner.run(input: claim.jobInput, output: output, jobDirectory: scratch.path,
                                            stageOnly: true) { stop.value || lease.isLost }
             } catch {
                 outcome = .retryable(code: "internal", message: "cannot prepare the job: \(error)")
@@ -255,10 +255,10 @@ public actor QueueWorker: Service {
                 guard ContinuousClock.now + delay < deadline else {
                     if case .published(let result) = outcome, let staging = result.staging { try? FileManager.default.removeItem(atPath: staging) }
                     log.error("cannot record the job's end; its lease will expire and it will run again",
-                              metadata: ["error": "\(String(reflecting: error))"])
+                              metadata: ["error": "\(describeDatabaseError(error))"])
                     return
                 }
-                log.warning("database unreachable while recording; retrying", metadata: ["error": "\(String(reflecting: error))"])
+                log.warning("database unreachable while recording; retrying", metadata: ["error": "\(describeDatabaseError(error))"])
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(5))
             }
@@ -305,7 +305,7 @@ public actor QueueWorker: Service {
                 if ContinuousClock.now - lastRenewal >= configuration.lease {
                     watch.lose()
                     log.warning("lease not renewed for a whole lease period: stopping the job process",
-                                metadata: ["error": "\(String(reflecting: error))"])
+                                metadata: ["error": "\(describeDatabaseError(error))"])
                     return
                 }
             }

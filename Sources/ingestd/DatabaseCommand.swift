@@ -42,7 +42,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 struct QueueUnavailable: Error, CustomStringConvertible {
     var database: DatabaseURL
     var error: Error
-    var description: String { "\(database): \(String(reflecting: error))" }
+    var description: String { "\(database): \(describeDatabaseError(error))" }
 }
 
 /// An input `submit` refuses; nothing was queued.

@@ -31,11 +31,11 @@ struct JSONLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        var object: [String: String] = ["time": ISO8601DateFormatter().string(from: Date()), "level": level.rawValue,
-                                        "label": label, "message": message.description]
-        for (key, value) in metadata.merging(extra ?? [:], uniquingKeysWith: { $1 }) { object[key] = value.description }
+    func log(event: LogEvent) {
+        var object: [String: String] = ["time": ISO8601DateFormatter().string(from: Date()), "level": event.level.rawValue,
+                                        "label": label, "message": event.message.description]
+        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[key] = value.description }
+        if let error = event.error { object["error"] = "\(error)" }
         guard var data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         data.append(0x0a)
         FileHandle.standardError.write(data)

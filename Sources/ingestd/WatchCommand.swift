@@ -1,4 +1,5 @@
 import ArgumentParser
+import Fleet
 import Foundation
 import Ingest
 import Logging
@@ -25,8 +26,14 @@ struct WatchCommand: AsyncParsableCommand {
         them; they stay queued for the next start. kill -9 at any moment loses nothing: the next \
         start resumes what was in flight.
 
-        Example:
+        With --database URL the daemon feeds the fleet's PostgreSQL job queue instead: each \
+        checked upload moves to SPOOL/queued/<id>/ (keep the spool on storage every worker can \
+        read) and becomes a job there, for `ingestd worker` on any host. --jobs N also runs N of \
+        the queue's jobs in this process; --jobs 0 runs none.
+
+        Examples:
           ingestd watch --spool /var/spool/ingestd --cdn /srv/cdn --jobs 2
+          ingestd watch --spool /mnt/shared/spool --cdn /mnt/shared/cdn --database postgres://ingestd@db/ingestd --jobs 0
         """
     )
 
@@ -37,6 +44,8 @@ struct WatchCommand: AsyncParsableCommand {
     var cdn: String
 
     @OptionGroup var presetOption: PresetOption
+
+    @OptionGroup var databaseOption: DatabaseOption
 
     @Option(help: "Jobs transcoded at once (default: half the cores, at least 1).")
     var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
@@ -63,7 +72,9 @@ struct WatchCommand: AsyncParsableCommand {
     var logFormat: LogFormat = .text
 
     func validate() throws {
-        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard jobs >= (databaseOption.url == nil ? 1 : 0) else {
+            throw ValidationError("--jobs must be at least 1 (0 only with --database, where the fleet's workers run the jobs)")
+        }
         guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
         guard jobTimeout > 0 else { throw ValidationError("--job-timeout must be positive") }
     }
@@ -79,16 +90,40 @@ struct WatchCommand: AsyncParsableCommand {
         let runner = JobRunner(executable: Executable.path, presetArgument: presetOption.resolvedArgument(),
                                timeoutSeconds: jobTimeout,
                                limits: ChildLimits(memoryMB: jobMemoryMb, cpuSeconds: Int(jobTimeout * 4)))
-        let configuration = DaemonConfiguration(
-            spool: SpoolLayout(root: spool), cdn: URL(fileURLWithPath: cdn).standardizedFileURL.path, preset: preset,
+        let cdnPath = URL(fileURLWithPath: cdn).standardizedFileURL.path
+        var configuration = DaemonConfiguration(
+            spool: SpoolLayout(root: spool), cdn: cdnPath, preset: preset,
             runner: runner, jobs: jobs, maxAttempts: maxAttempts, backoffSeconds: backoff, settleSeconds: settle,
             graceSeconds: grace)
-        let service = SpoolService(configuration: configuration, logger: logger)
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: service)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if databaseOption.url != nil {
+            // Producer for the fleet: hand-offs are quick, so more run at once than jobs would.
+            let database = try databaseOption.resolve()
+            let client = database.makeClient(logger: logger)
+            let queue = JobQueue(client: client, logger: logger)
+            try await Self.migrate(queue, database: database)
+            configuration.jobs = 8
+            configuration.handOff = QueueHandOff(queue: queue, preset: String(decoding: preset.canonicalJSON(), as: UTF8.self))
+            services.append(.init(service: client))
+            if jobs > 0 {
+                let worker = WorkerConfiguration(cdn: cdnPath, runner: runner, jobs: jobs, lease: .seconds(60),
+                                                 maxAttempts: maxAttempts, backoff: .seconds(backoff), grace: .seconds(grace))
+                services.append(.init(service: QueueWorker(configuration: worker, queue: queue, metrics: FleetMetrics(), logger: logger)))
+            }
+            logger.info("feeding the job queue", metadata: ["database": "\(database)", "jobsHere": "\(jobs)"])
+        }
+        services.append(.init(service: SpoolService(configuration: configuration, logger: logger)))
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+
+    /// Applies the queue's migrations before the daemon starts, so a wrong URL fails at once.
+    private static func migrate(_ queue: JobQueue, database: DatabaseURL) async throws {
+        do {
+            try await database.withClient(logger: Logger(label: "ingestd.db")) { try await QueueSchema.migrate($0, logger: Logger(label: "ingestd.db")) }
+        } catch {
+            throw Report.fail(QueueUnavailable(database: database, error: error), json: false)
+        }
     }
 }
 

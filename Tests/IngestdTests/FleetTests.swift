@@ -181,4 +181,42 @@ struct FleetTests {
         worker.process.waitUntilExit()
         #expect(worker.process.terminationStatus == 0, "\(worker.output.suffix(2000))")
     }
+
+    /// `watch --database --jobs 0`: the spool daemon feeds the queue and runs nothing itself. An
+    /// upload that arrives while PostgreSQL is down waits in `queued/` and is queued once it is
+    /// back; a worker elsewhere publishes the good ones and rejects the broken one.
+    @Test func spoolDaemonFeedsTheQueueAndSurvivesAnOutage() throws {
+        let server = try PostgresServer(name: "producer")
+        let base = Paths.scratch("fleet-producer")
+        try? FileManager.default.removeItem(atPath: base)
+        let (spool, cdn) = ("\(base)/spool", "\(base)/cdn")
+        let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--database", server.url, "--jobs", "0"])
+        try Daemon.wait(timeout: 30, "the daemon to start") { Daemon.events(spool).contains { $0["event"] as? String == "started" } }
+        try Daemon.drop(Paths.sample("landscape_60fps.mp4"), into: spool, as: "first.mp4")
+        try Daemon.wait(timeout: 30, "the first upload to be queued") { (try? server.sql("SELECT count(*) FROM ingestd_jobs")) == "1" }
+
+        try server.stop()
+        try Daemon.drop(Paths.sample("hdr_hlg.mp4"), into: spool, as: "during-outage.mp4")
+        try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: spool, as: "broken.mp4")
+        try Daemon.wait(timeout: 30, "both to wait in queued/") {
+            Daemon.entries("\(spool)/queued").filter { !FileManager.default.fileExists(atPath: "\(spool)/queued/\($0)/enqueued") }.count == 2
+        }
+        try server.start()
+        let worker = try Worker(database: server.url, cdn: cdn, name: "producer")
+        try Daemon.wait(timeout: 120, "every job to end") { (try? counts(server)) == ["published": 2, "rejected": 1] }
+        #expect(daemon.process.isRunning && worker.process.isRunning)
+
+        let queued = Daemon.entries("\(spool)/queued")
+        #expect(queued.count == 3 && queued.allSatisfy { FileManager.default.fileExists(atPath: "\(spool)/queued/\($0)/enqueued") })
+        #expect(Daemon.entries("\(spool)/incoming").isEmpty && Daemon.entries("\(spool)/work").isEmpty, "nothing left behind")
+        let rejected = try server.sql("SELECT id || ' ' || (reason->>'code') FROM ingestd_jobs WHERE state = 'rejected'")
+        #expect(rejected.hasPrefix("broken-") && rejected.hasSuffix(" corrupt_input"), "\(rejected)")
+        let published = try server.sql("SELECT id FROM ingestd_jobs WHERE state = 'published' ORDER BY id").split(separator: "\n").map(String.init)
+        #expect(Daemon.entries(cdn) == published, "only published jobs in the CDN: \(Daemon.entries(cdn))")
+        for id in published {
+            let manifest = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(cdn)/\(id)/manifest.json")))
+            let source = try Tool.ffprobe(["-show_entries", "format=duration", Paths.sample(id.hasPrefix("first") ? "landscape_60fps.mp4" : "hdr_hlg.mp4")])
+            #expect(abs(manifest.durationSeconds - ((source["format"] as? [String: Any])?.double("duration") ?? 0)) < 0.1, "\(id)")
+        }
+    }
 }

@@ -8,6 +8,8 @@ import Foundation
 ///     archive/<id>/          published: upload/<original>, job.json
 ///     rejected/<id>/         bad upload, never retried: upload/<original>, job.json, reason.json
 ///     failed/<id>/           retries exhausted: upload/<original>, job.json, reason.json
+///     queued/<id>/           handed to the fleet's job queue (`watch --database`): upload/<original>,
+///                            job.json, and `enqueued` once the queue has it; the job row tells the rest
 ///
 /// The original keeps the exact name (bytes) it arrived with, alone in `upload/`: no name an
 /// uploader chooses can meet the job's own files, which sit one level up.
@@ -21,7 +23,7 @@ public struct SpoolLayout: Sendable {
     }
 
     public enum State: String, Sendable, CaseIterable {
-        case work, archive, rejected, failed
+        case work, archive, rejected, failed, queued
     }
 
     public var incoming: String { "\(root)/incoming" }

@@ -21,6 +21,9 @@ public struct DaemonConfiguration: Sendable {
     public var pollSeconds: Double
     /// On SIGTERM, how long jobs in flight may run on before they are stopped and left queued.
     public var graceSeconds: Double
+    /// When set, uploads are checked, moved to `queued/` and handed to this queue instead of
+    /// being transcoded here (the fleet's workers run them); `jobs` then bounds hand-offs in flight.
+    public var handOff: (any JobHandOff)?
 
     public init(spool: SpoolLayout, cdn: String, preset: Preset, runner: JobRunner, jobs: Int, maxAttempts: Int = 3,
                 backoffSeconds: Double = 5, settleSeconds: Double = 2, pollSeconds: Double = 1, graceSeconds: Double = 30) {
@@ -53,6 +56,9 @@ public actor SpoolService: Service {
     private var presentAtStart: Set<String>?
     private var seen: [String: (size: Int64, files: Int, modified: Date, since: Date)] = [:]
     private var draining = false
+    /// Whether `queued/` may hold uploads the job queue does not have yet (at start-up, and
+    /// after a hand-off failed).
+    private var retryQueued = true
     private var wake: AsyncStream<Void>.Continuation?
 
     public init(configuration: DaemonConfiguration, logger: Logger) {
@@ -87,6 +93,10 @@ public actor SpoolService: Service {
                     if draining { break }
                     for job in nextJobs() {
                         group.addTask { await self.process(job.0, lock: job.1) }
+                    }
+                    if let handOff = configuration.handOff, retryQueued {
+                        retryQueued = false
+                        group.addTask { await self.queueWaiting(handOff) }
                     }
                 }
                 let grace = configuration.graceSeconds
@@ -200,6 +210,12 @@ public actor SpoolService: Service {
             outcome = .published(JSONFile.read(JobResult.self, from: "\(directory)/result.json") ?? JobResult(ok: true))
         } else if let rejection = precheck(holder: holder) {
             outcome = rejection
+        } else if let handOff = configuration.handOff {
+            await handOver(record, to: handOff, log: log)
+            lock.release()
+            running.remove(record.id)
+            wake?.yield()
+            return
         } else {
             removeStaging(of: record.id)
             let progressWatch = Task { await self.reportProgress(id: record.id, path: "\(directory)/progress.json") }
@@ -249,6 +265,41 @@ public actor SpoolService: Service {
         lock.release()
         running.remove(record.id)
         wake?.yield()
+    }
+
+    /// Moves a checked upload to `queued/<id>/` and queues it. If the queue cannot be reached
+    /// the upload waits there (`enqueued` missing) and ``queueWaiting(_:)`` tries again.
+    private func handOver(_ record: JobRecord, to handOff: any JobHandOff, log: Logger) async {
+        do {
+            try spool.finish(record, as: .queued)
+        } catch {
+            log.error("cannot move the upload to queued/", metadata: ["error": "\(error)"])
+            return
+        }
+        await enqueue(record.id, handOff: handOff, log: log)
+    }
+
+    private func enqueue(_ id: String, handOff: any JobHandOff, log: Logger) async {
+        let layout = configuration.spool
+        do {
+            try await handOff.enqueue(id: id, soleEntryOf: layout.upload(id, in: .queued))
+            try JSONFile.write(["queuedAt": Date()], to: "\(layout.job(id, in: .queued))/enqueued")
+            events.append("queued", id, ["upload": layout.upload(id, in: .queued)])
+            log.info("handed to the job queue")
+        } catch {
+            retryQueued = true
+            log.warning("job queue unreachable; the upload waits in queued/", metadata: ["error": "\(String(reflecting: error))"])
+        }
+    }
+
+    /// Queues uploads left in `queued/` without `enqueued` (the queue was down, or the daemon
+    /// died between the move and the insert).
+    private func queueWaiting(_ handOff: any JobHandOff) async {
+        let directory = configuration.spool.directory(.queued)
+        for id in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where !id.hasPrefix(".") {
+            guard !FileManager.default.fileExists(atPath: "\(directory)/\(id)/enqueued") else { continue }
+            await enqueue(id, handOff: handOff, log: logger.with(["id": "\(id)"]))
+        }
     }
 
     /// Checks that need no decoding: the upload's kind and size.

@@ -1,0 +1,28 @@
+import Ingest
+import Logging
+
+/// The spool daemon's hand-off to the fleet (`ingestd watch --database`): each checked upload
+/// becomes a job row whose input is the spool's `queued/<id>/upload` on shared storage.
+public struct QueueHandOff: JobHandOff {
+    let queue: JobQueue
+    /// The preset every handed-off upload is encoded with, as canonical JSON.
+    let preset: String
+
+    public init(queue: JobQueue, preset: String) {
+        self.queue = queue
+        self.preset = preset
+    }
+
+    public func enqueue(id: String, soleEntryOf holder: String) async throws {
+        do {
+            try await queue.enqueue([.init(id: id, input: holder, kind: .soleEntryOf, preset: preset)])
+        } catch {
+            throw QueueError(description: describeDatabaseError(error))
+        }
+    }
+}
+
+/// A queue operation that failed, described in one line.
+public struct QueueError: Error, CustomStringConvertible {
+    public var description: String
+}
