@@ -2,14 +2,15 @@
 SWIFT ?= swift
 APT_PACKAGES := pkg-config ffmpeg python3 libavformat-dev libavcodec-dev libavutil-dev \
                 libswresample-dev libswscale-dev libavfilter-dev
-# Independent HLS player for the tests (playbin3 + hlsdemux2).
+# Independent HLS player for the tests (playbin3 + hlsdemux2); a real PostgreSQL server for the
+# fleet's tests and demo (started by them in a temporary directory, never the system's cluster).
 TEST_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
-                 gstreamer1.0-plugins-bad gstreamer1.0-libav
+                 gstreamer1.0-plugins-bad gstreamer1.0-libav postgresql
 PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfilter
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps test-deps build release demo test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: all deps test-deps build release demo demo-fleet queue-bench test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -35,8 +36,18 @@ release: deps
 demo: release
 	@Benchmarks/demo.sh $(DEMO_OUT)
 
+# A throwaway PostgreSQL under $(DEMO_OUT)-fleet, the spool daemon feeding its queue, three
+# workers, every sample; prints where everything is and stops it all.
+demo-fleet: release test-deps
+	@Benchmarks/demo-fleet.sh $(DEMO_OUT)-fleet
+
+# The queue alone: claim -> heartbeat -> complete throughput, claim latency, pickup latency,
+# and the claim query's plan at 1 M queued rows (see Benchmarks/queue.sh).
+queue-bench: release test-deps
+	Benchmarks/queue.sh
+
 test-deps: deps
-	@if ! command -v gst-launch-1.0 >/dev/null; then \
+	@if ! command -v gst-launch-1.0 >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing Debian packages: $(TEST_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
 	fi

@@ -6,6 +6,8 @@ import PostgresNIO
 /// `--database` or `INGESTD_DATABASE_URL`), turned into a client configuration.
 public struct DatabaseURL: Sendable, CustomStringConvertible {
     public let configuration: PostgresClient.Configuration
+    /// The same server, for a single connection.
+    let connection: PostgresConnection.Configuration
     /// The URL with the password hidden, for logs and messages.
     public let description: String
 
@@ -25,6 +27,10 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
                                                          password: url.password, database: database, tls: .disable)
         configuration.options.connectTimeout = .seconds(5)
         self.configuration = configuration
+        var connection = PostgresConnection.Configuration(host: host, port: port, username: url.user ?? "postgres",
+                                                          password: url.password, database: database, tls: .disable)
+        connection.options.connectTimeout = .seconds(5)
+        self.connection = connection
         description = "postgres://\(url.user ?? "postgres")@\(host):\(port)/\(database ?? "")"
     }
 
@@ -39,6 +45,9 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     public func withClient<T: Sendable>(logger: Logger, _ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
         var background = logger
         background.logLevel = max(.error, logger.logLevel)
+        // One plain connection first: an unreachable server fails within the connect timeout
+        // with its own reason, rather than after the pool's retries with a circuit breaker's.
+        try await PostgresConnection.connect(configuration: connection, id: 0, logger: background).close()
         let client = makeClient(logger: background)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { await client.run(); return nil }

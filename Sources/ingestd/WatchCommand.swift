@@ -120,7 +120,7 @@ struct WatchCommand: AsyncParsableCommand {
     /// Applies the queue's migrations before the daemon starts, so a wrong URL fails at once.
     private static func migrate(_ queue: JobQueue, database: DatabaseURL) async throws {
         do {
-            try await database.withClient(logger: Logger(label: "ingestd.db")) { try await QueueSchema.migrate($0, logger: Logger(label: "ingestd.db")) }
+            _ = try await database.withClient(logger: Logger(label: "ingestd.db")) { try await QueueSchema.migrate($0, logger: Logger(label: "ingestd.db")) }
         } catch {
             throw Report.fail(QueueUnavailable(database: database, error: error), json: false)
         }
