@@ -18,7 +18,7 @@ echo "== queue on PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}'),
 "$bin" queue-bench --database "$PG_URL" --jobs "${QUEUE_JOBS:-5000}" --claimers 16 --pickups 20 --plan-rows 1000000
 
 echo "== a real worker: idle CPU and submit -> claim"
-pg_sql "TRUNCATE ingestd_jobs CASCADE" >/dev/null
+pg_sql "TRUNCATE ingestd_jobs CASCADE" >/dev/null 2>&1
 mkdir -p "$out/cdn"
 "$bin" worker --database "$PG_URL" --cdn "$out/cdn" --jobs 1 2> "$out/worker.log" &
 worker=$!

@@ -87,22 +87,11 @@ public struct JobQueue: Sendable {
 
     // MARK: workers
 
-    /// Claims the oldest due job for `worker`, leased for `lease`; nil when none is due.
+    /// Claims the oldest due job for `worker`, leased for `lease`; nil when none is due. One
+    /// statement (the claim and its event), so one commit.
     public func claim(worker: String, lease: Duration) async throws -> Claim? {
-        let seconds = lease.seconds
-        let rows = try await client.query("""
-            UPDATE ingestd_jobs
-               SET state = 'running', attempts = attempts + 1, token = token + 1, worker = \(worker),
-                   lease_until = now() + make_interval(secs => \(seconds)), updated_at = now()
-             WHERE id = (SELECT id FROM ingestd_jobs
-                          WHERE state = 'queued' AND run_at <= now()
-                          ORDER BY run_at, id
-                          LIMIT 1
-                          FOR UPDATE SKIP LOCKED)
-            RETURNING id, token, attempts, input, input_kind, preset
-            """, logger: logger)
-        for try await (id, token, attempts, input, kind, preset) in rows.decode((String, Int64, Int, String, String, String).self) {
-            try await event(id, "claimed", ["worker": worker, "attempt": "\(attempts)"])
+        let rows = try await client.execute(QueueStatements.Claim(worker: worker, leaseSeconds: lease.seconds), logger: logger)
+        for try await (id, token, attempts, input, kind, preset) in rows {
             return Claim(id: id, token: token, attempts: attempts, input: input, inputKind: kind, preset: preset)
         }
         return nil
@@ -111,11 +100,8 @@ public struct JobQueue: Sendable {
     /// Renews the lease of an attempt; false when the attempt no longer owns the job (its lease
     /// expired and the job was given to another attempt, or it ended).
     public func heartbeat(_ claim: Claim, lease: Duration) async throws -> Bool {
-        let rows = try await client.query("""
-            UPDATE ingestd_jobs SET lease_until = now() + make_interval(secs => \(lease.seconds)), updated_at = now()
-             WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
-            RETURNING 1
-            """, logger: logger)
+        let rows = try await client.execute(QueueStatements.Heartbeat(leaseSeconds: lease.seconds, id: claim.id, token: claim.token),
+                                            logger: logger)
         for try await _ in rows { return true }
         return false
     }
@@ -158,22 +144,14 @@ public struct JobQueue: Sendable {
                         _ publish: @Sendable () throws -> Void) async throws {
         do {
             try await client.withTransaction(logger: logger) { connection in
-                let owned = try await connection.query("""
-                    SELECT 1 FROM ingestd_jobs WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running' FOR UPDATE
-                    """, logger: logger)
+                // Marks the job published only if this attempt still holds it; the row stays
+                // locked until the commit, so no rescue or claim can slip in before the rename.
+                let owned = try await connection.execute(
+                    QueueStatements.Publish(output: output, manifest: manifest, id: claim.id, token: claim.token), logger: logger)
                 var holds = false
                 for try await _ in owned { holds = true }
                 guard holds else { throw FenceLost(id: claim.id, token: claim.token) }
-                try publish()
-                try await connection.query("""
-                    UPDATE ingestd_jobs SET state = 'published', output = \(output), manifest = \(manifest)::jsonb,
-                           lease_until = NULL, reason = NULL, updated_at = now(), finished_at = now()
-                     WHERE id = \(claim.id)
-                    """, logger: logger)
-                try await connection.query("""
-                    INSERT INTO ingestd_job_events (job_id, event, data)
-                    VALUES (\(claim.id), 'published', jsonb_build_object('output', \(output)::text, 'attempt', \(claim.attempts)))
-                    """, logger: logger)
+                try publish()  // a throw rolls the row back to `running`
             }
         } catch let error as PostgresTransactionError {
             throw error.closureError ?? error.commitError ?? error.beginError ?? error

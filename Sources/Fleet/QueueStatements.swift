@@ -1,0 +1,94 @@
+import PostgresNIO
+
+/// The queue's hot statements, prepared once per connection (the server parses and plans them
+/// once instead of on every job).
+enum QueueStatements {
+    /// The oldest due job becomes `running` for one more attempt (token + 1), with its event.
+    struct Claim: PostgresPreparedStatement {
+        static let sql = """
+            WITH claimed AS (
+                UPDATE ingestd_jobs
+                   SET state = 'running', attempts = attempts + 1, token = token + 1, worker = $1::text,
+                       lease_until = now() + make_interval(secs => $2::float8), updated_at = now()
+                 WHERE id = (SELECT id FROM ingestd_jobs
+                              WHERE state = 'queued' AND run_at <= now()
+                              ORDER BY run_at, id
+                              LIMIT 1
+                              FOR UPDATE SKIP LOCKED)
+                RETURNING id, token, attempts, input, input_kind, preset
+            ), logged AS (
+                INSERT INTO ingestd_job_events (job_id, event, data)
+                SELECT id, 'claimed', jsonb_build_object('worker', $1::text, 'attempt', attempts) FROM claimed
+            )
+            SELECT id, token, attempts, input, input_kind, preset FROM claimed
+            """
+        typealias Row = (String, Int64, Int, String, String, String)
+        var worker: String
+        var leaseSeconds: Double
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(worker)
+            bindings.append(leaseSeconds)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// Renews an attempt's lease if it still holds the job.
+    struct Heartbeat: PostgresPreparedStatement {
+        static let sql = """
+            UPDATE ingestd_jobs SET lease_until = now() + make_interval(secs => $1::float8), updated_at = now()
+             WHERE id = $2::text AND token = $3::bigint AND state = 'running'
+            RETURNING 1
+            """
+        typealias Row = Int
+        var leaseSeconds: Double
+        var id: String
+        var token: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(leaseSeconds)
+            bindings.append(id)
+            bindings.append(token)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
+    }
+
+    /// Marks the job published, with its event, if the attempt still holds it; the row stays
+    /// locked until the surrounding transaction ends.
+    struct Publish: PostgresPreparedStatement {
+        static let sql = """
+            WITH published AS (
+                UPDATE ingestd_jobs SET state = 'published', output = $1::text, manifest = $2::text::jsonb,
+                       lease_until = NULL, reason = NULL, updated_at = now(), finished_at = now()
+                 WHERE id = $3::text AND token = $4::bigint AND state = 'running'
+                RETURNING id, attempts
+            ), logged AS (
+                INSERT INTO ingestd_job_events (job_id, event, data)
+                SELECT id, 'published', jsonb_build_object('output', $1::text, 'attempt', attempts) FROM published
+            )
+            SELECT 1 FROM published
+            """
+        typealias Row = Int
+        var output: String
+        var manifest: String
+        var id: String
+        var token: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(output)
+            bindings.append(manifest)
+            bindings.append(id)
+            bindings.append(token)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
+    }
+}
