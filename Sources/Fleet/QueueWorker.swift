@@ -137,14 +137,26 @@ public actor QueueWorker: Service {
         }
     }
 
-    /// Rescues expired leases, then claims as many due jobs as there are free slots.
+    /// When expired leases were last rescued and the queue depth last measured.
+    private var lastUpkeep: ContinuousClock.Instant?
+
+    /// Claims as many due jobs as there are free slots (no query at all when none is free, so
+    /// a busy fleet's notifications cost nothing); every quarter lease (at least every
+    /// `poll`), also rescues expired leases and measures the queue's depth.
     private func nextClaims() async -> [JobQueue.Claim] {
         var claims: [JobQueue.Claim] = []
+        let upkeepEvery = max(configuration.poll, configuration.lease / 4)
+        let upkeepDue = lastUpkeep.map { ContinuousClock.now - $0 >= upkeepEvery } ?? true
+        guard upkeepDue || running.count < configuration.jobs else { return [] }
         do {
-            let rescued = try await queue.rescueExpiredLeases(maxAttempts: configuration.maxAttempts)
-            if !rescued.isEmpty {
-                metrics.leasesLost(rescued.count)
-                logger.warning("leases expired: jobs back in the queue", metadata: ["ids": "\(rescued)"])
+            if upkeepDue {
+                lastUpkeep = .now
+                let rescued = try await queue.rescueExpiredLeases(maxAttempts: configuration.maxAttempts)
+                if !rescued.isEmpty {
+                    metrics.leasesLost(rescued.count)
+                    logger.warning("leases expired: jobs back in the queue", metadata: ["ids": "\(rescued)"])
+                }
+                metrics.queueDepth(try await queueDepth())
             }
             while !draining, running.count + claims.count < configuration.jobs,
                   let claim = try await queue.claim(worker: configuration.name, lease: configuration.lease) {
@@ -152,8 +164,8 @@ public actor QueueWorker: Service {
                 running.insert(claim.id)
             }
             metrics.databaseReachable()
-            metrics.queueDepth(try await queueDepth())
         } catch {
+            lastUpkeep = nil
             logger.warning("queue unreachable; will retry", metadata: ["error": "\(describeDatabaseError(error))"])
         }
         metrics.inFlight(running.count)
@@ -295,6 +307,7 @@ public actor QueueWorker: Service {
             do {
                 if try await queue.heartbeat(claim, lease: configuration.lease) {
                     lastRenewal = .now
+                    metrics.databaseReachable()
                 } else {
                     watch.lose()
                     metrics.leasesLost(1)

@@ -102,7 +102,7 @@ struct WorkerCommand: AsyncParsableCommand {
         if let http {
             let (host, port) = try Self.address(http)
             services.append(.init(service: HealthServer.make(host: host, port: port, metrics: metrics,
-                                                             readyWindow: .seconds(max(10, poll * 5)), logger: logger)))
+                                                             readyWindow: .seconds(max(10, poll * 5, lease / 2)), logger: logger)))
         }
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
                                                       logger: logger))
