@@ -158,7 +158,7 @@ public actor QueueWorker: Service {
                 }
                 metrics.queueDepth(try await queueDepth())
             }
-            while !draining, running.count + claims.count < configuration.jobs,
+            while !draining, running.count < configuration.jobs,
                   let claim = try await queue.claim(worker: configuration.name, lease: configuration.lease) {
                 claims.append(claim)
                 running.insert(claim.id)

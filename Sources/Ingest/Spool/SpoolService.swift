@@ -72,7 +72,8 @@ public actor SpoolService: Service {
     public func run() async throws {
         try configuration.spool.create()
         try FileManager.default.createDirectory(atPath: configuration.cdn, withIntermediateDirectories: true)
-        removeStaleStaging()
+        // A producer's CDN is shared: staging there belongs to workers on other hosts.
+        if configuration.handOff == nil { removeStaleStaging() }
         let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.wake = wake
         let watcher = DirectoryWatcher(directory: configuration.spool.incoming) { wake.yield() }

@@ -42,10 +42,11 @@ public struct SpoolStatus: Codable, Sendable {
         queueDepth = spool.arrivals().count + waiting
         var counts: [String: Int] = [:]
         var ended: [(Date, Ended)] = []
-        for state in [SpoolLayout.State.archive, .rejected, .failed] {
-            let ids = (try? fm.contentsOfDirectory(atPath: layout.directory(state))) ?? []
+        for state in [SpoolLayout.State.archive, .rejected, .failed, .queued] {
+            let ids = ((try? fm.contentsOfDirectory(atPath: layout.directory(state))) ?? []).filter { !$0.hasPrefix(".") }
+            guard state != .queued || !ids.isEmpty else { continue }  // handed to the fleet's queue (watch --database)
             counts[state.rawValue] = ids.count
-            guard state != .archive else { continue }
+            guard state == .rejected || state == .failed else { continue }
             for id in ids {
                 if let reason = JSONFile.read(Reason.self, from: "\(layout.job(id, in: state))/reason.json") {
                     ended.append((reason.at, Ended(id: id, state: state.rawValue, reason: reason)))
