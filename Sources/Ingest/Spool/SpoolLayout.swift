@@ -34,9 +34,9 @@ public struct SpoolLayout: Sendable {
     public var events: String { "\(root)/events.ndjson" }
     public var metrics: String { "\(root)/metrics.prom" }
 
-    /// Creates every directory of the layout.
+    /// Creates every directory of the layout (`queued/` only where uploads are handed to a queue).
     public func create() throws {
-        for path in [incoming] + State.allCases.map(directory) {
+        for path in [incoming] + State.allCases.filter({ $0 != .queued }).map(directory) {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         }
     }

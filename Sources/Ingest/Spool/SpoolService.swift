@@ -74,6 +74,9 @@ public actor SpoolService: Service {
         try FileManager.default.createDirectory(atPath: configuration.cdn, withIntermediateDirectories: true)
         // A producer's CDN is shared: staging there belongs to workers on other hosts.
         if configuration.handOff == nil { removeStaleStaging() }
+        if configuration.handOff != nil {
+            try FileManager.default.createDirectory(atPath: configuration.spool.directory(.queued), withIntermediateDirectories: true)
+        }
         let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.wake = wake
         let watcher = DirectoryWatcher(directory: configuration.spool.incoming) { wake.yield() }
