@@ -230,8 +230,3 @@ public struct JobQueue: Sendable {
         return String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8), as: UTF8.self)
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a Double.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

@@ -189,7 +189,7 @@ public actor QueueWorker: Service {
         let log = logger.with(["id": "\(claim.id)", "attempt": "\(claim.attempts)"])
         let started = ContinuousClock.now
         let output = "\(configuration.cdn)/\(claim.id)"
-        let lease = LeaseWatch()
+        let lease = StopFlag()  // set once this attempt's lease is lost
         let heartbeat = Task { await keepLease(claim, watch: lease, log: log) }
         defer { heartbeat.cancel() }
         log.info("job started", metadata: ["input": "\(claim.input)"])
@@ -208,14 +208,14 @@ public actor QueueWorker: Service {
                 runner.presetArgument = presetPath
                 let stop = stopFlag
                 outcome = await runner.run(input: claim.jobInput, output: output, jobDirectory: scratch.path,
-                                           stageOnly: true) { stop.value || lease.isLost }
+                                           stageOnly: true) { stop.value || lease.value }
             } catch {
                 outcome = .retryable(code: "internal", message: "cannot prepare the job: \(error)")
             }
         }
         heartbeat.cancel()
         let seconds = (ContinuousClock.now - started).seconds
-        if lease.isLost {
+        if lease.value {
             if case .published(let result) = outcome, let staging = result.staging { try? FileManager.default.removeItem(atPath: staging) }
             removeStaging(of: claim.id)
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
@@ -297,8 +297,8 @@ public actor QueueWorker: Service {
 
     /// Renews the lease every third of it. A renewal refused means the job was given away;
     /// renewals that keep failing for a whole lease mean it may have been: either way the
-    /// job process is stopped (``LeaseWatch/isLost``).
-    private nonisolated func keepLease(_ claim: JobQueue.Claim, watch: LeaseWatch, log: Logger) async {
+    /// job process is stopped (`watch` is set).
+    private nonisolated func keepLease(_ claim: JobQueue.Claim, watch: StopFlag, log: Logger) async {
         let every = configuration.lease / 3
         var lastRenewal = ContinuousClock.now
         while !Task.isCancelled {
@@ -309,14 +309,14 @@ public actor QueueWorker: Service {
                     lastRenewal = .now
                     metrics.databaseReachable()
                 } else {
-                    watch.lose()
+                    watch.set()
                     metrics.leasesLost(1)
                     log.warning("lease lost (the job belongs to another attempt now): stopping the job process")
                     return
                 }
             } catch {
                 if ContinuousClock.now - lastRenewal >= configuration.lease {
-                    watch.lose()
+                    watch.set()
                     log.warning("lease not renewed for a whole lease period: stopping the job process",
                                 metadata: ["error": "\(describeDatabaseError(error))"])
                     return
@@ -330,31 +330,5 @@ public actor QueueWorker: Service {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: configuration.cdn)) ?? [] where name.hasPrefix(".\(id).staging-") {
             try? FileManager.default.removeItem(atPath: "\(configuration.cdn)/\(name)")
         }
-    }
-}
-
-/// Set once an attempt's lease is lost; read by the job runner's polling loop.
-final class LeaseWatch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lost = false
-
-    var isLost: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return lost
-    }
-
-    func lose() {
-        lock.lock()
-        lost = true
-        lock.unlock()
-    }
-}
-
-extension Logger {
-    func with(_ metadata: Logger.Metadata) -> Logger {
-        var copy = self
-        for (key, value) in metadata { copy[metadataKey: key] = value }
-        return copy
     }
 }

@@ -365,7 +365,8 @@ public final class StopFlag: @unchecked Sendable {
 }
 
 extension Logger {
-    func with(_ metadata: Logger.Metadata) -> Logger {
+    /// A copy of this logger with `metadata` added.
+    public func with(_ metadata: Logger.Metadata) -> Logger {
         var copy = self
         for (key, value) in metadata { copy[metadataKey: key] = value }
         return copy
@@ -373,5 +374,6 @@ extension Logger {
 }
 
 extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    /// The duration in seconds, as a Double.
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
