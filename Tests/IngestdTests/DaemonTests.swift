@@ -114,7 +114,11 @@ import Transcode
         let first = try Daemon(spool: spool, cdn: cdn)
         let second = try Daemon(spool: spool, cdn: cdn)
         for index in 0..<4 { try Daemon.drop(Paths.sample(index % 2 == 0 ? "hdr_hlg.mp4" : "noaudio_odd.webm"), into: spool, as: "u\(index).mp4") }
-        try Daemon.wait(timeout: 180, "four uploads") { Daemon.settled(spool) && Daemon.entries("\(spool)/archive").count == 4 }
+        // The event follows the filing: wait for both, not only for the archive.
+        try Daemon.wait(timeout: 180, "four uploads") {
+            Daemon.settled(spool) && Daemon.entries("\(spool)/archive").count == 4
+                && Daemon.events(spool).filter { $0["event"] as? String == "published" }.count >= 4
+        }
         try assertExactlyOnce(spool: spool, cdn: cdn, uploads: 4)
         let events = Daemon.events(spool)
         let claimed = events.filter { $0["event"] as? String == "claimed" }.compactMap { $0["name"] as? String }

@@ -229,17 +229,20 @@ public actor SpoolService: Service {
             removeStaging(of: record.id)  // a killed job process cannot clean up after itself
         }
         let seconds = (ContinuousClock.now - started).seconds
+        // Each event is written before the upload is filed: a crash between the two repeats the
+        // event on restart (at least once) rather than losing it, and whoever sees the upload
+        // filed can rely on its event being there.
         do {
             switch outcome {
             case .published(let result):
-                try spool.finish(record, as: .archive)
                 events.append("published", record.id, ["output": output, "seconds": seconds, "duration": result.durationSeconds ?? 0])
+                try spool.finish(record, as: .archive)
                 await metrics.jobEnded(result: "published", seconds: seconds, realtimeFactor: result.speed)
                 log.info("published", metadata: ["output": "\(output)", "seconds": "\(seconds)"])
             case .rejected(let code, let work):
                 let message = work.replacingOccurrences(of: directory, with: layout.job(record.id, in: .rejected))
-                try spool.finish(record, as: .rejected, reason: Reason(code: code, message: message, attempts: record.attempts + 1))
                 events.append("rejected", record.id, ["code": code, "message": message])
+                try spool.finish(record, as: .rejected, reason: Reason(code: code, message: message, attempts: record.attempts + 1))
                 await metrics.jobEnded(result: "rejected", seconds: seconds, realtimeFactor: nil)
                 log.warning("rejected", metadata: ["code": "\(code)", "message": "\(message)"])
             case .retryable(let code, let work):
@@ -247,15 +250,15 @@ public actor SpoolService: Service {
                 record.attempts += 1
                 record.lastError = message
                 if record.attempts >= configuration.maxAttempts {
-                    try spool.finish(record, as: .failed, reason: Reason(code: code, message: message, attempts: record.attempts))
                     events.append("failed", record.id, ["code": code, "message": message, "attempts": record.attempts])
+                    try spool.finish(record, as: .failed, reason: Reason(code: code, message: message, attempts: record.attempts))
                     await metrics.jobEnded(result: "failed", seconds: seconds, realtimeFactor: nil)
                     log.error("failed", metadata: ["code": "\(code)", "message": "\(message)", "attempts": "\(record.attempts)"])
                 } else {
                     let delay = min(300, configuration.backoffSeconds * pow(2, Double(record.attempts - 1)))
                     record.notBefore = Date().addingTimeInterval(delay)
-                    try spool.update(record)
                     events.append("retry", record.id, ["code": code, "message": message, "attempts": record.attempts, "delay": delay])
+                    try spool.update(record)
                     await metrics.jobEnded(result: "retried", seconds: seconds, realtimeFactor: nil)
                     log.warning("will retry", metadata: ["code": "\(code)", "message": "\(message)", "in": "\(delay)"])
                 }
