@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -41,8 +43,16 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "Hummingbird", package: "hummingbird"),
         ]),
+        // Signed webhooks (Standard Webhooks) delivered from the spool's durable outbox.
+        .target(name: "Webhooks", dependencies: [
+            "Ingest",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         .executableTarget(name: "ingestd", dependencies: [
-            "Fleet",
+            "Fleet", "Webhooks",
             "Ingest", "Transcode",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -53,9 +63,9 @@ let package = Package(
         .executableTarget(name: "ingestd-fuzz", dependencies: ["Ingest", "Transcode"]),
         .testTarget(name: "TranscodeTests", dependencies: ["Transcode"]),
         .testTarget(name: "IngestdTests", dependencies: [
-            "Transcode", "Ingest", "Fleet",
+            "Transcode", "Ingest", "Fleet", "Webhooks",
             .product(name: "PostgresNIO", package: "postgres-nio"),
-        ]),
+        ], exclude: ["Support/webhook_receiver.py"]),
     ],
     swiftLanguageModes: [.v6]
 )

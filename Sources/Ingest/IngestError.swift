@@ -16,7 +16,6 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cannotWrite: "output_failed"
         case .inputMissing: "input_missing"
         case .badUpload: "bad_upload"
-        case .badUpload(let path, let field, let reason): "\(path): field '\(field)': \(reason)"
         case .cancelled: "cancelled"
         }
     }
@@ -46,7 +45,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case internalError = 70
     /// The output could not be created or written.
     case cannotWrite = 73
-    /// The preset is invalid.
+    /// The preset, or another configuration file such as the webhook secret, is invalid (EX_CONFIG).
     case badPreset = 78
     case interrupted = 130
 

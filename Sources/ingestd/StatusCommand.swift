@@ -55,6 +55,13 @@ struct StatusCommand: AsyncParsableCommand {
             let progress = job.progress.map { String(format: "%3.0f%% %.2fx", $0.fraction * 100, $0.speed) } ?? "starting"
             print("  \(job.id)  \(progress)  attempt \(job.attempts + 1)  \(job.original)")
         }
+        if let webhooks = status.webhooks {
+            print("webhooks: pending \(webhooks.pending), delivered \(webhooks.delivered), dead \(webhooks.dead)")
+            for event in webhooks.undelivered {
+                let state = event.nextAttemptAt == nil ? "dead" : "pending"
+                print("  \(state) \(event.id) \(event.type)  attempts \(event.attempts)\(event.lastError.map { "  last error: \($0)" } ?? "")")
+            }
+        }
         if !status.recentFailures.isEmpty {
             print("recent failures:")
             for failure in status.recentFailures {

@@ -4,6 +4,7 @@ import Foundation
 import Ingest
 import Logging
 import Transcode
+import Webhooks
 
 enum Log {
     /// Logs go to stderr; `INGESTD_LOG_LEVEL` (trace…critical) sets the level, default `warning`.
@@ -52,6 +53,10 @@ enum Report {
         if let refused = error as? SubmitRefusal {
             code = refused.refusal.code
             status = code == "missing" ? .inputMissing : .badInput
+        }
+        if error is WebhookSecretError {
+            code = "bad_webhook_secret"
+            status = .badPreset
         }
         if error is QueueUnavailable {
             code = "queue_unavailable"

@@ -5,6 +5,7 @@ import Ingest
 import Logging
 import ServiceLifecycle
 import Transcode
+import Webhooks
 
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,8 +32,16 @@ struct WatchCommand: AsyncParsableCommand {
         read) and becomes a job there, for `ingestd worker` on any host. --jobs N also runs N of \
         the queue's jobs in this process; --jobs 0 runs none.
 
+        With --webhook URL, every published, rejected or failed upload is also announced to the \
+        app's backend by a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, \
+        webhook-signature headers; body {"type", "timestamp", "data"}). Events are kept in \
+        SPOOL/outbox/ before the upload is filed and retried on the schedule until a 2xx answer; \
+        `ingestd status` shows pending and dead deliveries.
+
         Examples:
           ingestd watch --spool /var/spool/ingestd --cdn /srv/cdn --jobs 2
+          ingestd watch --spool /var/spool/ingestd --cdn /srv/cdn --webhook https://api.example.com/hooks/video \
+            --webhook-secret-file /etc/ingestd/webhook.secret
           ingestd watch --spool /mnt/shared/spool --cdn /mnt/shared/cdn --database postgres://ingestd@db/ingestd --jobs 0
         """
     )
@@ -46,6 +55,8 @@ struct WatchCommand: AsyncParsableCommand {
     @OptionGroup var presetOption: PresetOption
 
     @OptionGroup var databaseOption: DatabaseOption
+
+    @OptionGroup var webhookOption: WebhookOption
 
     @Option(help: "Jobs transcoded at once (default: half the cores, at least 1).")
     var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
@@ -82,8 +93,10 @@ struct WatchCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = Log.make(label: "ingestd.watch", format: logFormat, defaultLevel: .info)
         let preset: Preset
+        let endpoint: WebhookEndpoint?
         do {
             preset = try presetOption.load()
+            endpoint = try webhookOption.endpoint()
         } catch {
             throw Report.fail(error, json: false)
         }
@@ -96,6 +109,10 @@ struct WatchCommand: AsyncParsableCommand {
             runner: runner, jobs: jobs, maxAttempts: maxAttempts, backoffSeconds: backoff, settleSeconds: settle,
             graceSeconds: grace)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let endpoint {
+            configuration.outbox = configuration.spool.outbox
+            services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: configuration.spool.outbox, logger: logger)))
+        }
         if databaseOption.url != nil {
             // Producer for the fleet: hand-offs are quick, so more run at once than jobs would.
             let database = try databaseOption.resolve()

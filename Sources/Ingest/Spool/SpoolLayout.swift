@@ -15,6 +15,7 @@ import Foundation
 /// uploader chooses can meet the job's own files, which sit one level up.
 ///     events.ndjson          append-only event log
 ///     metrics.prom           Prometheus text format, for node_exporter's textfile collector
+///     outbox/                webhook events not yet delivered, delivered and dead (see `Outbox`)
 public struct SpoolLayout: Sendable {
     public let root: String
 
@@ -33,6 +34,8 @@ public struct SpoolLayout: Sendable {
     public func upload(_ id: String, in state: State = .work) -> String { "\(job(id, in: state))/upload" }
     public var events: String { "\(root)/events.ndjson" }
     public var metrics: String { "\(root)/metrics.prom" }
+    /// The webhook outbox (see ``Outbox``).
+    public var outbox: Outbox { Outbox(root: "\(root)/outbox") }
 
     /// Creates every directory of the layout (`queued/` only where uploads are handed to a queue).
     public func create() throws {

@@ -24,6 +24,8 @@ public struct DaemonConfiguration: Sendable {
     /// When set, uploads are checked, moved to `queued/` and handed to this queue instead of
     /// being transcoded here (the fleet's workers run them); `jobs` then bounds hand-offs in flight.
     public var handOff: (any JobHandOff)?
+    /// When set, every final outcome is recorded here as a webhook event before the upload is filed.
+    public var outbox: Outbox?
 
     public init(spool: SpoolLayout, cdn: String, preset: Preset, runner: JobRunner, jobs: Int, maxAttempts: Int = 3,
                 backoffSeconds: Double = 5, settleSeconds: Double = 2, pollSeconds: Double = 1, graceSeconds: Double = 30) {
@@ -72,6 +74,7 @@ public actor SpoolService: Service {
     public func run() async throws {
         try configuration.spool.create()
         try FileManager.default.createDirectory(atPath: configuration.cdn, withIntermediateDirectories: true)
+        try configuration.outbox?.create()
         // A producer's CDN is shared: staging there belongs to workers on other hosts.
         if configuration.handOff == nil { removeStaleStaging() }
         if configuration.handOff != nil {
@@ -106,7 +109,7 @@ public actor SpoolService: Service {
                 let grace = configuration.graceSeconds
                 let deadline = Task {
                     try await Task.sleep(for: .seconds(grace))
-                    await self.stopInFlight()
+                    self.stopInFlight()
                 }
                 await group.waitForAll()
                 deadline.cancel()
@@ -229,19 +232,22 @@ public actor SpoolService: Service {
             removeStaging(of: record.id)  // a killed job process cannot clean up after itself
         }
         let seconds = (ContinuousClock.now - started).seconds
-        // Each event is written before the upload is filed: a crash between the two repeats the
-        // event on restart (at least once) rather than losing it, and whoever sees the upload
-        // filed can rely on its event being there.
+        // Each event (log line, webhook) is written before the upload is filed: a crash between
+        // the two repeats the event on restart (at least once) rather than losing it, and whoever
+        // sees the upload filed can rely on its event being there.
         do {
             switch outcome {
             case .published(let result):
                 events.append("published", record.id, ["output": output, "seconds": seconds, "duration": result.durationSeconds ?? 0])
+                try configuration.outbox?.record(UploadEvent.published(job: record.id, manifestPath: "\(output)/manifest.json"))
                 try spool.finish(record, as: .archive)
                 await metrics.jobEnded(result: "published", seconds: seconds, realtimeFactor: result.speed)
                 log.info("published", metadata: ["output": "\(output)", "seconds": "\(seconds)"])
             case .rejected(let code, let work):
                 let message = work.replacingOccurrences(of: directory, with: layout.job(record.id, in: .rejected))
                 events.append("rejected", record.id, ["code": code, "message": message])
+                try configuration.outbox?.record(UploadEvent.refused("upload.rejected", job: record.id, uploadID: Upload.declaredID(inSoleEntryOf: holder),
+                                                                     code: code, message: message, attempts: record.attempts + 1))
                 try spool.finish(record, as: .rejected, reason: Reason(code: code, message: message, attempts: record.attempts + 1))
                 await metrics.jobEnded(result: "rejected", seconds: seconds, realtimeFactor: nil)
                 log.warning("rejected", metadata: ["code": "\(code)", "message": "\(message)"])
@@ -251,6 +257,8 @@ public actor SpoolService: Service {
                 record.lastError = message
                 if record.attempts >= configuration.maxAttempts {
                     events.append("failed", record.id, ["code": code, "message": message, "attempts": record.attempts])
+                    try configuration.outbox?.record(UploadEvent.refused("upload.failed", job: record.id, uploadID: Upload.declaredID(inSoleEntryOf: holder),
+                                                                         code: code, message: message, attempts: record.attempts))
                     try spool.finish(record, as: .failed, reason: Reason(code: code, message: message, attempts: record.attempts))
                     await metrics.jobEnded(result: "failed", seconds: seconds, realtimeFactor: nil)
                     log.error("failed", metadata: ["code": "\(code)", "message": "\(message)", "attempts": "\(record.attempts)"])

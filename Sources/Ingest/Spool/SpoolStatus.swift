@@ -21,6 +21,8 @@ public struct SpoolStatus: Codable, Sendable {
     public var counts: [String: Int]
     /// The latest rejections and failures, newest first.
     public var recentFailures: [Ended]
+    /// Webhook deliveries (pending, delivered, dead), when the daemon runs with `--webhook`.
+    public var webhooks: OutboxStatus?
 
     public init(layout: SpoolLayout, recent: Int = 10) {
         let fm = FileManager.default
@@ -55,5 +57,6 @@ public struct SpoolStatus: Codable, Sendable {
         }
         self.counts = counts
         recentFailures = ended.sorted { $0.0 > $1.0 }.prefix(recent).map(\.1)
+        webhooks = OutboxStatus(layout.outbox)
     }
 }

@@ -36,6 +36,19 @@ public struct Upload: Sendable {
         try open(UploadEntry.openSole(in: holder), limits: limits)
     }
 
+    /// The `id` an upload directory's `upload.json` declares, read as safely as ``openSole(in:limits:)``
+    /// reads it (no link followed, size-limited); nil for a plain file or a manifest without a valid id.
+    public static func declaredID(inSoleEntryOf holder: String) -> String? {
+        struct Declared: Decodable { var id: String }
+        guard case .directory(let directory)? = try? UploadEntry.openSole(in: holder),
+              let data = try? directory.read(manifestName, limit: maxManifestBytes),
+              let id = (try? JSONDecoder().decode(Declared.self, from: data))?.id,
+              (1...128).contains(id.utf8.count), !id.hasPrefix("."),
+              id.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) })
+        else { return nil }
+        return id
+    }
+
     private static func open(_ entry: UploadEntry, limits: Preset.Limits) throws -> Upload {
         switch entry {
         case .file(let file):

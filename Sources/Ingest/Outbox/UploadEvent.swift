@@ -1,0 +1,46 @@
+import Foundation
+
+/// The events the app's backend hears about an upload, built from what the job left behind.
+/// `data.uploadId` is the `id` from `upload.json`, absent for a plain video file.
+public enum UploadEvent {
+    /// `upload.published`: the essentials of `CDN/<job>/manifest.json`, paths relative to the CDN root.
+    public static func published(job: String, manifestPath: String, at now: Date = Date()) -> OutboxEvent {
+        let manifest = FileManager.default.contents(atPath: manifestPath)
+            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+        func relative(_ value: Any?) -> String? { (value as? String).map { "\(job)/\($0)" } }
+        func images(_ value: Any?) -> [[String: any Sendable]] {
+            ((value as? [[String: Any]]) ?? []).map { image in
+                ["path": relative(image["path"]) ?? "", "width": image["width"] as? Int ?? 0, "height": image["height"] as? Int ?? 0]
+            }
+        }
+        var data: [String: any Sendable] = [
+            "id": job,
+            "renditions": ((manifest["renditions"] as? [[String: Any]]) ?? []).map { rung -> [String: any Sendable] in
+                ["name": rung["name"] as? String ?? "", "playlist": relative(rung["playlist"]) ?? "",
+                 "width": rung["width"] as? Int ?? 0, "height": rung["height"] as? Int ?? 0,
+                 "bandwidth": rung["bandwidth"] as? Int ?? 0]
+            },
+            "posters": images(manifest["posters"]),
+        ]
+        if let upload = manifest["uploadID"] as? String { data["uploadId"] = upload }
+        if let master = relative(manifest["master"]) { data["master"] = master }
+        if let mp4 = relative(manifest["mp4"]) { data["mp4"] = mp4 }
+        if let duration = manifest["durationSeconds"] as? Double { data["durationSeconds"] = duration }
+        if let preview = manifest["preview"] as? [String: Any] {
+            var copy: [String: any Sendable] = [:]
+            for (key, value) in preview {
+                if key == "path" { copy[key] = relative(value) } else if let number = value as? Double { copy[key] = number }
+            }
+            data["preview"] = copy
+        }
+        return OutboxEvent(type: "upload.published", job: job, data: data, at: now)
+    }
+
+    /// `upload.rejected` (bad upload, never retried) or `upload.failed` (retries ran out).
+    public static func refused(_ type: String, job: String, uploadID: String?, code: String, message: String,
+                               attempts: Int, at now: Date = Date()) -> OutboxEvent {
+        var data: [String: any Sendable] = ["id": job, "reason": ["code": code, "message": message], "attempts": attempts]
+        if let uploadID { data["uploadId"] = uploadID }
+        return OutboxEvent(type: type, job: job, data: data, at: now)
+    }
+}

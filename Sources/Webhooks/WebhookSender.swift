@@ -1,0 +1,150 @@
+import AsyncHTTPClient
+import Foundation
+import Ingest
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+
+/// Where and how events are delivered.
+public struct WebhookEndpoint: Sendable {
+    public var url: String
+    public var secret: WebhookSecret
+    /// Delay before each attempt, in seconds; the first is normally 0. Past the last the event is dead.
+    public var schedule: [Double]
+    /// Limit of one attempt (connect, send, answer).
+    public var timeoutSeconds: Double
+    /// Attempts in flight at once.
+    public var concurrency: Int
+
+    /// The Standard Webhooks reference schedule: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+    public static let standardSchedule: [Double] = [0, 5, 300, 1800, 7200, 18000, 36000, 36000]
+
+    public init(url: String, secret: WebhookSecret, schedule: [Double] = standardSchedule, timeoutSeconds: Double = 15,
+                concurrency: Int = 8) {
+        self.url = url
+        self.secret = secret
+        self.schedule = schedule
+        self.timeoutSeconds = timeoutSeconds
+        self.concurrency = concurrency
+    }
+}
+
+/// Delivers the ``Outbox``'s pending events to one endpoint, at least once: an event leaves
+/// `pending/` only on a 2xx answer, or as dead once the schedule is spent. Deliveries run on
+/// their own tasks and HTTP client, never in a job's way; on shutdown, attempts in flight are
+/// abandoned and made again at the next start.
+public actor WebhookSender: Service {
+    private let endpoint: WebhookEndpoint
+    private let outbox: Outbox
+    private let logger: Logger
+    private var inFlight: Set<String> = []
+    private var wake: AsyncStream<Void>.Continuation?
+
+    public init(endpoint: WebhookEndpoint, outbox: Outbox, logger: Logger) {
+        self.endpoint = endpoint
+        self.outbox = outbox
+        self.logger = logger.with(["endpoint": "\(endpoint.url)"])
+    }
+
+    public func run() async throws {
+        try outbox.create()
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.timeout = .init(connect: .seconds(5))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.wake = wake
+        // A new event wakes the sender at once; the ticker makes retries come due.
+        let watcher = DirectoryWatcher(directory: outbox.directory(.pending)) { wake.yield() }
+        let ticker = Task {
+            while !Task.isCancelled {
+                wake.yield()
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        outbox.prune(deliveredBefore: Date().addingTimeInterval(-7 * 86_400))
+        await withTaskGroup(of: Void.self) { group in
+            await withGracefulShutdownHandler {
+                for await _ in wakeups.cancelOnGracefulShutdown() {
+                    let now = Date()
+                    for event in outbox.pending() where event.nextAttemptAt <= now && !inFlight.contains(event.id) {
+                        guard inFlight.count < endpoint.concurrency else { break }
+                        inFlight.insert(event.id)
+                        group.addTask { await self.deliver(event, with: client) }
+                    }
+                }
+            } onGracefulShutdown: {
+                wake.finish()
+            }
+            group.cancelAll()
+        }
+        ticker.cancel()
+        watcher.stop()
+        try? await client.shutdown()
+    }
+
+    private func deliver(_ initial: OutboxEvent, with client: HTTPClient) async {
+        var event = initial
+        defer {
+            inFlight.remove(event.id)
+            wake?.yield()
+        }
+        let started = ContinuousClock.now
+        let failure = await attempt(event, with: client)
+        guard !Task.isCancelled else { return }  // shutting down: the next start tries again
+        event.attempts += 1
+        let log = logger.with(["event": "\(event.id)", "type": "\(event.type)", "attempt": "\(event.attempts)"])
+        do {
+            if let failure {
+                event.lastError = failure
+                if event.attempts >= endpoint.schedule.count {
+                    try outbox.settle(event, as: .dead)
+                    log.error("webhook undeliverable; kept in outbox/dead", metadata: ["error": "\(failure)"])
+                } else {
+                    let delay = endpoint.schedule[event.attempts]
+                    event.nextAttemptAt = Date().addingTimeInterval(delay)
+                    try outbox.update(event)
+                    log.warning("webhook attempt failed; will retry", metadata: ["error": "\(failure)", "in": "\(delay)"])
+                }
+            } else {
+                event.deliveredAt = Date()
+                try outbox.settle(event, as: .delivered)
+                let latency = event.deliveredAt!.timeIntervalSince(event.createdAt)
+                log.info("webhook delivered", metadata: ["seconds": "\((ContinuousClock.now - started).seconds)",
+                                                          "sinceEvent": "\(String(format: "%.3f", latency))"])
+            }
+        } catch {
+            log.error("cannot update the webhook outbox", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// One POST; nil when the receiver answered 2xx, else why not.
+    private func attempt(_ event: OutboxEvent, with client: HTTPClient) async -> String? {
+        let timestamp = Int(Date().timeIntervalSince1970)
+        var request = HTTPClientRequest(url: endpoint.url)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/json")
+        request.headers.add(name: "user-agent", value: "ingestd-webhooks")
+        request.headers.add(name: "webhook-id", value: event.id)
+        request.headers.add(name: "webhook-timestamp", value: "\(timestamp)")
+        request.headers.add(name: "webhook-signature",
+                            value: WebhookSignature.sign(id: event.id, timestamp: timestamp, body: event.body, secret: endpoint.secret))
+        request.body = .bytes(ByteBuffer(string: event.body))
+        do {
+            let response = try await client.execute(request, timeout: .milliseconds(Int64(endpoint.timeoutSeconds * 1000)))
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            return (200..<300).contains(response.status.code) ? nil : "HTTP \(response.status.code)"
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            return "timed out after \(endpoint.timeoutSeconds) s"
+        } catch {
+            return Self.describe(error)
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        let text = String(describing: error)
+        if text.contains("connectTimeout") { return "connect timed out" }
+        if text.lowercased().contains("connection refused") || text.contains("ECONNREFUSED") { return "connection refused" }
+        return text
+    }
+}

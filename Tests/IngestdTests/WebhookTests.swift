@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+
+/// Signed webhooks from `ingestd watch --webhook`, checked by a real HTTP receiver that
+/// verifies every signature on its own: at least once across kill -9, wrong secrets detected,
+/// a hanging receiver never holding up a job.
+@Suite(.serialized) struct WebhookTests {
+    struct Setup {
+        var spool: String
+        var cdn: String
+        var secretFile: String
+        var secret: String
+        var base: String
+    }
+
+    func setUp(_ name: String) throws -> Setup {
+        let base = Paths.scratch("webhook-\(name)")
+        try? FileManager.default.removeItem(atPath: base)
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        let secret = WebhookReceiver.makeSecret()
+        try WebhookReceiver.writeSecret(secret, to: "\(base)/webhook.secret")
+        return Setup(spool: "\(base)/spool", cdn: "\(base)/cdn", secretFile: "\(base)/webhook.secret", secret: secret, base: base)
+    }
+
+    func status(_ spool: String) throws -> [String: Any] {
+        let result = try Tool.run(Paths.binary, ["status", "--spool", spool, "--json"])
+        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
+    }
+
+    @Test func refusedDeliveriesSurviveKillNineAndArriveSignedWithTheirData() throws {
+        let setup = try setUp("kill")
+        let receiver = try WebhookReceiver(secret: setup.secret, mode: .refuseFirst, directory: "\(setup.base)/receiver")
+        let arguments = ["--webhook", receiver.url, "--webhook-secret-file", setup.secretFile, "--webhook-schedule", "0,3,3,3"]
+        var daemon: Daemon? = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
+        try Daemon.drop(Paths.sample("noaudio_odd.webm"), into: setup.spool, as: "good.webm")
+        try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: setup.spool, as: "broken.mp4")
+        // An upload directory whose clip is missing: refused, and the event names the upload's own id.
+        let directory = "\(setup.base)/dir-upload"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data(#"{"id": "app-upload-77", "clips": [{"file": "gone.mp4"}]}"#.utf8).write(to: URL(fileURLWithPath: "\(directory)/upload.json"))
+        try FileManager.default.moveItem(atPath: directory, toPath: "\(setup.spool)/incoming/dir-upload")
+
+        // Every first delivery is refused (503); kill -9 the daemon once all three were refused.
+        try Daemon.wait(timeout: 120, "three refused first deliveries") { Set(receiver.deliveries.filter { $0.status == 503 }.map(\.id)).count == 3 }
+        kill(daemon!.pid, SIGKILL)
+        daemon!.process.waitUntilExit()
+        daemon = nil
+        #expect(try status(setup.spool)["webhooks"].flatMap { ($0 as? [String: Any])?["pending"] as? Int } == 3)
+        daemon = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
+        try Daemon.wait(timeout: 60, "every event accepted after the restart") {
+            Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 3
+        }
+        let deliveries = receiver.deliveries
+        #expect(deliveries.allSatisfy { $0.verified }, "every signature verifies")
+        #expect(deliveries.allSatisfy { $0.contentType == "application/json" })
+        for id in Set(deliveries.map(\.id)) {
+            let attempts = deliveries.filter { $0.id == id }
+            #expect(attempts.map(\.status) == [503, 204], "\(id): refused once, then delivered once: \(attempts.map(\.status))")
+            #expect(attempts.map { $0.body as NSDictionary }.allSatisfy { $0 == attempts[0].body as NSDictionary }, "same body on every attempt")
+        }
+        let byType = Dictionary(grouping: deliveries.filter { $0.status == 204 }, by: { $0.type ?? "" })
+        #expect(byType.keys.sorted() == ["upload.published", "upload.rejected"])
+        let published = try #require(byType["upload.published"]?.first).data
+        let job = try #require(published["id"] as? String)
+        #expect(FileManager.default.fileExists(atPath: "\(setup.cdn)/\(job)/manifest.json"))
+        let master = try #require(published["master"] as? String)
+        #expect(master == "\(job)/master.m3u8" && FileManager.default.fileExists(atPath: "\(setup.cdn)/\(master)"))
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(setup.cdn)/\(job)/manifest.json"))) as? [String: Any] ?? [:]
+        #expect(abs((published["durationSeconds"] as? Double ?? 0) - (manifest["durationSeconds"] as? Double ?? -1)) < 0.001)
+        let renditions = published["renditions"] as? [[String: Any]] ?? []
+        #expect(renditions.count == (manifest["renditions"] as? [Any])?.count && !renditions.isEmpty)
+        for rendition in renditions {
+            #expect(FileManager.default.fileExists(atPath: "\(setup.cdn)/\(rendition["playlist"] as? String ?? "-")"))
+        }
+        let posters = published["posters"] as? [[String: Any]] ?? []
+        #expect(!posters.isEmpty && posters.allSatisfy { FileManager.default.fileExists(atPath: "\(setup.cdn)/\($0["path"] as? String ?? "-")") })
+        let refusals = byType["upload.rejected"] ?? []
+        let codes = Dictionary(uniqueKeysWithValues: refusals.map { ($0.data["uploadId"] as? String ?? "(file)", ($0.data["reason"] as? [String: Any])?["code"] as? String) })
+        #expect(codes == ["(file)": "corrupt_input", "app-upload-77": "bad_upload"], "\(codes)")
+        let webhooks = try #require(try status(setup.spool)["webhooks"] as? [String: Any])
+        #expect(webhooks["pending"] as? Int == 0 && webhooks["delivered"] as? Int == 3 && webhooks["dead"] as? Int == 0)
+        _ = daemon
+    }
+
+    @Test func aWrongSecretIsDetectedByTheReceiverAndTheEventEndsDead() throws {
+        let setup = try setUp("wrong")
+        let receiver = try WebhookReceiver(secret: WebhookReceiver.makeSecret(), directory: "\(setup.base)/receiver")
+        let daemon = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: [
+            "--webhook", receiver.url, "--webhook-secret-file", setup.secretFile, "--webhook-schedule", "0,0.5"])
+        try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: setup.spool, as: "broken.mp4")
+        try Daemon.wait(timeout: 60, "the event to end dead") {
+            (try? status(setup.spool)["webhooks"] as? [String: Any])??["dead"] as? Int == 1
+        }
+        let deliveries = receiver.deliveries
+        #expect(deliveries.count == 2 && deliveries.allSatisfy { !$0.verified && $0.status == 401 }, "the receiver refuses both: \(deliveries.map(\.status))")
+        let webhooks = try #require(try status(setup.spool)["webhooks"] as? [String: Any])
+        let dead = try #require((webhooks["undelivered"] as? [[String: Any]])?.first)
+        #expect(dead["lastError"] as? String == "HTTP 401" && dead["attempts"] as? Int == 2)
+        let text = try Tool.run(Paths.binary, ["status", "--spool", setup.spool]).stdout
+        #expect(text.contains("webhooks: pending 0, delivered 0, dead 1") && text.contains("last error: HTTP 401"), "\(text)")
+        _ = daemon
+    }
+
+    @Test func aHangingReceiverNeverHoldsUpJobs() throws {
+        let setup = try setUp("hang")
+        let receiver = try WebhookReceiver(secret: setup.secret, mode: .hang, directory: "\(setup.base)/receiver")
+        let daemon = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: [
+            "--webhook", receiver.url, "--webhook-secret-file", setup.secretFile, "--webhook-timeout", "1",
+            "--webhook-schedule", "0,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"])
+        try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: setup.spool, as: "first.mp4")
+        try Daemon.wait(timeout: 30, "the first delivery to hang") { !receiver.deliveries.isEmpty }
+        // While that delivery hangs, the next upload is transcoded and published as usual.
+        try Daemon.drop(Paths.sample("noaudio_odd.webm"), into: setup.spool, as: "second.webm")
+        try Daemon.wait(timeout: 60, "the second upload to be published") { Daemon.entries("\(setup.spool)/archive").count == 1 }
+        try Daemon.wait(timeout: 30, "timed-out attempts recorded") {
+            let pending = ((try? status(setup.spool)["webhooks"] as? [String: Any])??["undelivered"] as? [[String: Any]]) ?? []
+            return pending.count == 2 && pending.allSatisfy { ($0["attempts"] as? Int ?? 0) >= 1 && $0["lastError"] as? String == "timed out after 1.0 s" }
+        }
+        _ = daemon
+    }
+
+    @Test func theSecretFileMustBePrivateAndWellFormed() throws {
+        let setup = try setUp("secret")
+        let path = setup.secretFile
+        func start() throws -> Tool.Result {
+            try Tool.run(Paths.binary, ["watch", "--spool", setup.spool, "--cdn", setup.cdn, "--webhook", "http://127.0.0.1:9/x",
+                                        "--webhook-secret-file", path])
+        }
+        chmod(path, 0o644)
+        var result = try start()
+        #expect(result.status == 78 && result.stderr.contains(path) && result.stderr.contains("chmod 600"), "\(result.stderr)")
+        try Data().write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o600)
+        result = try start()
+        #expect(result.status == 78 && result.stderr.contains("empty"), "\(result.stderr)")
+        try WebhookReceiver.writeSecret("not-a-secret", to: path)
+        result = try start()
+        #expect(result.status == 78 && result.stderr.contains("whsec_"), "\(result.stderr)")
+        try FileManager.default.removeItem(atPath: path)
+        result = try start()
+        #expect(result.status == 78 && result.stderr.contains(path), "\(result.stderr)")
+        result = try Tool.run(Paths.binary, ["watch", "--spool", setup.spool, "--cdn", setup.cdn, "--webhook", "http://127.0.0.1:9/x"])
+        #expect(result.status == 64 && result.stderr.contains("--webhook-secret-file"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(setup.spool)/outbox"), "nothing started")
+    }
+}
