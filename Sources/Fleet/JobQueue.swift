@@ -108,17 +108,32 @@ public struct JobQueue: Sendable {
 
     /// Puts jobs whose lease ran out back in the queue (or fails them once they used up
     /// `maxAttempts`). Rows another transaction holds are skipped. Returns the ids it rescued.
-    public func rescueExpiredLeases(maxAttempts: Int) async throws -> [String] {
+    /// With `webhooks`, a job failed this way gets its `upload.failed` event in the same statement.
+    public func rescueExpiredLeases(maxAttempts: Int, webhooks: Bool = false) async throws -> [String] {
         let reason = #"{"code": "lease_expired", "message": "the worker stopped renewing its lease (died, froze or lost the database)"}"#
+        // The event body is built here in SQL (the rows are only known inside the statement); it
+        // has the shape of ``UploadEvent/refused(_:job:uploadID:code:message:attempts:at:)``.
         let rows = try await client.query("""
-            UPDATE ingestd_jobs
-               SET state = CASE WHEN attempts >= \(maxAttempts) THEN 'failed' ELSE 'queued' END,
-                   reason = CASE WHEN attempts >= \(maxAttempts) THEN \(reason)::jsonb ELSE reason END,
-                   finished_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
-                   run_at = now(), lease_until = NULL, updated_at = now()
-             WHERE id IN (SELECT id FROM ingestd_jobs WHERE state = 'running' AND lease_until < now()
-                           LIMIT 100 FOR UPDATE SKIP LOCKED)
-            RETURNING id, state
+            WITH rescued AS (
+                UPDATE ingestd_jobs
+                   SET state = CASE WHEN attempts >= \(maxAttempts) THEN 'failed' ELSE 'queued' END,
+                       reason = CASE WHEN attempts >= \(maxAttempts) THEN \(reason)::jsonb ELSE reason END,
+                       finished_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
+                       run_at = now(), lease_until = NULL, updated_at = now()
+                 WHERE id IN (SELECT id FROM ingestd_jobs WHERE state = 'running' AND lease_until < now()
+                               LIMIT 100 FOR UPDATE SKIP LOCKED)
+                RETURNING id, state, attempts, reason
+            ), hooks AS (
+                INSERT INTO ingestd_webhooks (id, job_id, type, body)
+                SELECT 'msg_' || id || '_failed', id, 'upload.failed',
+                       jsonb_build_object('type', 'upload.failed',
+                                          'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                                          'data', jsonb_build_object('id', id, 'attempts', attempts,
+                                                                     'reason', reason - 'attempts'))::text
+                  FROM rescued WHERE state = 'failed' AND \(webhooks)
+                ON CONFLICT (id) DO NOTHING
+            )
+            SELECT id, state FROM rescued
             """, logger: logger)
         var rescued: [String] = []
         for try await (id, state) in rows.decode((String, String).self) {
@@ -140,7 +155,8 @@ public struct JobQueue: Sendable {
     /// and checked to still belong to this attempt, `publish` runs (the rename into the CDN),
     /// and the job is recorded as published. A stale attempt gets ``FenceLost`` and `publish`
     /// never runs.
-    public func publish(_ claim: Claim, output: String, manifest: String,
+    /// With `event`, the `upload.published` webhook is recorded in the same transaction.
+    public func publish(_ claim: Claim, output: String, manifest: String, event: OutboxEvent? = nil,
                         _ publish: @Sendable () throws -> Void) async throws {
         do {
             try await client.withTransaction(logger: logger) { connection in
@@ -151,6 +167,7 @@ public struct JobQueue: Sendable {
                 var holds = false
                 for try await _ in owned { holds = true }
                 guard holds else { throw FenceLost(id: claim.id, token: claim.token) }
+                if let event { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
                 try publish()  // a throw rolls the row back to `running`
             }
         } catch let error as PostgresTransactionError {
@@ -169,14 +186,25 @@ public struct JobQueue: Sendable {
     }
 
     /// Records how an attempt ended, if it still holds the job; returns the job's new state, or
-    /// nil when the fence was lost (nothing written).
+    /// nil when the fence was lost (nothing written). `event` (an `upload.rejected` or
+    /// `upload.failed` webhook) is recorded in the same transaction if the job ends in that state.
     @discardableResult
-    public func finish(_ claim: Claim, _ ending: Ending) async throws -> String? {
+    public func finish(_ claim: Claim, _ ending: Ending, event webhook: OutboxEvent? = nil) async throws -> String? {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await finish(claim, ending, webhook: webhook, on: connection)
+            }
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error.commitError ?? error.beginError ?? error
+        }
+    }
+
+    private func finish(_ claim: Claim, _ ending: Ending, webhook: OutboxEvent?, on connection: PostgresConnection) async throws -> String? {
         let rows: PostgresRowSequence
         switch ending {
         case .rejected(let code, let message):
             let reason = Self.reason(code: code, message: message, attempts: claim.attempts)
-            rows = try await client.query("""
+            rows = try await connection.query("""
                 UPDATE ingestd_jobs SET state = 'rejected', reason = \(reason)::jsonb, lease_until = NULL,
                        updated_at = now(), finished_at = now()
                  WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
@@ -184,7 +212,7 @@ public struct JobQueue: Sendable {
                 """, logger: logger)
         case .retryable(let code, let message, let backoff, let maxAttempts):
             let reason = Self.reason(code: code, message: message, attempts: claim.attempts)
-            rows = try await client.query("""
+            rows = try await connection.query("""
                 UPDATE ingestd_jobs
                    SET state = CASE WHEN attempts >= \(maxAttempts) THEN 'failed' ELSE 'queued' END,
                        finished_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
@@ -194,7 +222,7 @@ public struct JobQueue: Sendable {
                 RETURNING state
                 """, logger: logger)
         case .released:
-            rows = try await client.query("""
+            rows = try await connection.query("""
                 UPDATE ingestd_jobs SET state = 'queued', attempts = attempts - 1, run_at = now(), lease_until = NULL,
                        worker = NULL, updated_at = now()
                  WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
@@ -211,18 +239,25 @@ public struct JobQueue: Sendable {
             var data = ["attempt": "\(claim.attempts)"]
             if case .rejected(let code, _) = ending { data["code"] = code }
             if case .retryable(let code, _, _, _) = ending { data["code"] = code }
-            try await event(claim.id, name, data)
-            if state == "queued" { try await client.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
+            try await event(claim.id, name, data, on: connection)
+            if let webhook, webhook.type == "upload.\(state)" {
+                try await QueueOutbox.insert(webhook, job: claim.id, on: connection, logger: logger)
+            }
+            if state == "queued" { try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
             return state
         }
         return nil
     }
 
     /// Appends to the job's event log (`ingestd_job_events`), the queue's `events.ndjson`.
-    func event(_ id: String, _ name: String, _ data: [String: String]) async throws {
+    func event(_ id: String, _ name: String, _ data: [String: String], on connection: PostgresConnection? = nil) async throws {
         let json = String(decoding: try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]), as: UTF8.self)
-        try await client.query("INSERT INTO ingestd_job_events (job_id, event, data) VALUES (\(id), \(name), \(json)::jsonb)",
-                               logger: logger)
+        let query: PostgresQuery = "INSERT INTO ingestd_job_events (job_id, event, data) VALUES (\(id), \(name), \(json)::jsonb)"
+        if let connection {
+            try await connection.query(query, logger: logger)
+        } else {
+            try await client.query(query, logger: logger)
+        }
     }
 
     static func reason(code: String, message: String, attempts: Int) -> String {

@@ -43,6 +43,27 @@ public enum QueueSchema {
             """,
             "CREATE INDEX ingestd_job_events_job ON ingestd_job_events (job_id, at)",
         ],
+        [
+            // The fleet's webhook outbox: an event is inserted in the transaction that ends its
+            // job, so it exists exactly when the job's end does.
+            """
+            CREATE TABLE ingestd_webhooks (
+                id              text PRIMARY KEY,
+                job_id          text NOT NULL REFERENCES ingestd_jobs (id) ON DELETE CASCADE,
+                type            text NOT NULL,
+                body            text NOT NULL,
+                state           text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'dead')),
+                attempts        integer NOT NULL DEFAULT 0,
+                next_attempt_at timestamptz NOT NULL DEFAULT now(),
+                -- A sender's reservation, so senders on other hosts skip the event meanwhile.
+                reserved_until  timestamptz,
+                last_error      text,
+                created_at      timestamptz NOT NULL DEFAULT now(),
+                delivered_at    timestamptz
+            )
+            """,
+            "CREATE INDEX ingestd_webhooks_due ON ingestd_webhooks (next_attempt_at) WHERE state = 'pending'",
+        ],
     ]
 
     /// The schema version this build needs.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Ingest
 import PostgresNIO
 
 /// A snapshot of the queue for `ingestd status --database`: counts by state and each job.
@@ -22,6 +23,8 @@ public struct QueueStatus: Codable, Sendable {
 
     public var counts: [String: Int]
     public var jobs: [Job]
+    /// The webhook outbox (`ingestd_webhooks`): counts, pending events next due first, then dead ones.
+    public var webhooks: OutboxStatus?
 
     /// Reads the counts and the `limit` most recently changed jobs.
     public static func read(_ client: PostgresClient, limit: Int, logger: Logger) async throws -> QueueStatus {
@@ -40,6 +43,28 @@ public struct QueueStatus: Codable, Sendable {
             let decoded = reason.flatMap { try? JSONDecoder().decode(Reason.self, from: Data($0.utf8)) }
             jobs.append(Job(id: id, state: state, attempts: attempts, input: input, output: output, reason: decoded, worker: worker))
         }
-        return QueueStatus(counts: counts, jobs: jobs)
+        return QueueStatus(counts: counts, jobs: jobs, webhooks: try await webhooks(client, logger: logger))
+    }
+
+    private static func webhooks(_ client: PostgresClient, logger: Logger) async throws -> OutboxStatus? {
+        var exists = false
+        for try await present in try await client.query("SELECT to_regclass('ingestd_webhooks') IS NOT NULL", logger: logger)
+            .decode(Bool.self) { exists = present }
+        guard exists else { return nil }
+        var counts: [String: Int] = [:]
+        for try await (state, count) in try await client.query("SELECT state, count(*)::bigint FROM ingestd_webhooks GROUP BY state",
+                                                                logger: logger).decode((String, Int64).self) {
+            counts[state] = Int(count)
+        }
+        var undelivered: [OutboxStatus.Entry] = []
+        let rows = try await client.query("""
+            SELECT id, type, attempts, CASE WHEN state = 'pending' THEN next_attempt_at END, last_error FROM ingestd_webhooks
+             WHERE state <> 'delivered' ORDER BY state DESC, next_attempt_at LIMIT 20
+            """, logger: logger)
+        for try await (id, type, attempts, next, error) in rows.decode((String, String, Int, Date?, String?).self) {
+            undelivered.append(.init(id: id, type: type, attempts: attempts, nextAttemptAt: next, lastError: error))
+        }
+        return OutboxStatus(pending: counts["pending"] ?? 0, delivered: counts["delivered"] ?? 0, dead: counts["dead"] ?? 0,
+                            undelivered: undelivered)
     }
 }

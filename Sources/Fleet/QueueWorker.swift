@@ -25,6 +25,9 @@ public struct WorkerConfiguration: Sendable {
     public var poll: Duration
     /// This worker's name in the job rows (`host/pid`).
     public var name: String
+    /// Record a webhook event (`ingestd_webhooks`) with every job's end. Give every worker of a
+    /// fleet the same setting.
+    public var webhooks = false
 
     public init(cdn: String, runner: JobRunner, jobs: Int, lease: Duration, maxAttempts: Int, backoff: Duration,
                 grace: Duration, poll: Duration = .seconds(2), name: String = WorkerConfiguration.defaultName) {
@@ -151,7 +154,7 @@ public actor QueueWorker: Service {
         do {
             if upkeepDue {
                 lastUpkeep = .now
-                let rescued = try await queue.rescueExpiredLeases(maxAttempts: configuration.maxAttempts)
+                let rescued = try await queue.rescueExpiredLeases(maxAttempts: configuration.maxAttempts, webhooks: configuration.webhooks)
                 if !rescued.isEmpty {
                     metrics.leasesLost(rescued.count)
                     logger.warning("leases expired: jobs back in the queue", metadata: ["ids": "\(rescued)"])
@@ -239,7 +242,8 @@ public actor QueueWorker: Service {
                     try await publish(claim, staging: result.staging, output: output, log: log)
                     metrics.jobEnded(result: "published", seconds: seconds, realtimeFactor: result.speed)
                 case .rejected(let code, let message):
-                    guard try await queue.finish(claim, .rejected(code: code, message: message)) != nil else {
+                    guard try await queue.finish(claim, .rejected(code: code, message: message),
+                                                 event: refusal("upload.rejected", claim, code: code, message: message)) != nil else {
                         throw JobQueue.FenceLost(id: claim.id, token: claim.token)
                     }
                     metrics.jobEnded(result: "rejected", seconds: seconds, realtimeFactor: nil)
@@ -247,7 +251,8 @@ public actor QueueWorker: Service {
                 case .retryable(let code, let message):
                     let backoff = min(Duration.seconds(300), configuration.backoff * (1 << min(20, max(0, claim.attempts - 1))))
                     guard let state = try await queue.finish(claim, .retryable(code: code, message: message, backoff: backoff,
-                                                                               maxAttempts: configuration.maxAttempts)) else {
+                                                                               maxAttempts: configuration.maxAttempts),
+                                                             event: refusal("upload.failed", claim, code: code, message: message)) else {
                         throw JobQueue.FenceLost(id: claim.id, token: claim.token)
                     }
                     metrics.jobEnded(result: state == "failed" ? "failed" : "retried", seconds: seconds, realtimeFactor: nil)
@@ -283,7 +288,8 @@ public actor QueueWorker: Service {
         let manifestPath = "\(output)/manifest.json"
         let existing = FileManager.default.contents(atPath: manifestPath)
         let manifest = existing ?? staging.flatMap { FileManager.default.contents(atPath: "\($0)/manifest.json") } ?? Data("{}".utf8)
-        try await queue.publish(claim, output: output, manifest: String(decoding: manifest, as: UTF8.self)) {
+        let event = configuration.webhooks ? UploadEvent.published(job: claim.id, manifest: manifest) : nil
+        try await queue.publish(claim, output: output, manifest: String(decoding: manifest, as: UTF8.self), event: event) {
             guard let staging else { return }  // already in place (an earlier attempt's rename)
             let staged = StagedDirectory(destination: output, staging: staging)
             if FileManager.default.fileExists(atPath: manifestPath) {
@@ -293,6 +299,13 @@ public actor QueueWorker: Service {
             }
         }
         log.info("published", metadata: ["output": "\(output)"])
+    }
+
+    /// The webhook event of a refusal, when webhooks are on (recorded only if the job ends so).
+    private nonisolated func refusal(_ type: String, _ claim: JobQueue.Claim, code: String, message: String) -> OutboxEvent? {
+        guard configuration.webhooks else { return nil }
+        return UploadEvent.refused(type, job: claim.id, uploadID: Upload.declaredID(of: claim.jobInput), code: code,
+                                   message: message, attempts: claim.attempts)
     }
 
     /// Renews the lease every third of it. A renewal refused means the job was given away;

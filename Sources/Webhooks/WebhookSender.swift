@@ -30,45 +30,51 @@ public struct WebhookEndpoint: Sendable {
     }
 }
 
-/// Delivers the ``Outbox``'s pending events to one endpoint, at least once: an event leaves
-/// `pending/` only on a 2xx answer, or as dead once the schedule is spent. Deliveries run on
+/// Delivers an outbox's pending events (the spool's ``Outbox`` or the fleet's table) to one
+/// endpoint, at least once: an event stops being pending only on a 2xx answer, or as dead once
+/// the schedule is spent. Deliveries run on
 /// their own tasks and HTTP client, never in a job's way; on shutdown, attempts in flight are
 /// abandoned and made again at the next start.
 public actor WebhookSender: Service {
     private let endpoint: WebhookEndpoint
-    private let outbox: Outbox
+    private let outbox: any OutboxStore
     private let logger: Logger
     private var inFlight: Set<String> = []
     private var wake: AsyncStream<Void>.Continuation?
 
-    public init(endpoint: WebhookEndpoint, outbox: Outbox, logger: Logger) {
+    public init(endpoint: WebhookEndpoint, outbox: any OutboxStore, logger: Logger) {
         self.endpoint = endpoint
         self.outbox = outbox
         self.logger = logger.with(["endpoint": "\(endpoint.url)"])
     }
 
     public func run() async throws {
-        try outbox.create()
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.timeout = .init(connect: .seconds(5))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.wake = wake
-        // A new event wakes the sender at once; the ticker makes retries come due.
-        let watcher = DirectoryWatcher(directory: outbox.directory(.pending)) { wake.yield() }
+        // A new event in a watched outbox wakes the sender at once; the ticker makes retries
+        // (and events in a shared table) come due.
+        let watcher = outbox.watchedDirectory.map { DirectoryWatcher(directory: $0) { wake.yield() } }
         let ticker = Task {
             while !Task.isCancelled {
                 wake.yield()
-                try? await Task.sleep(for: .milliseconds(500))
+                try? await Task.sleep(for: .milliseconds(watcher == nil ? 1000 : 500))
             }
         }
-        outbox.prune(deliveredBefore: Date().addingTimeInterval(-7 * 86_400))
+        let reserve = Duration.seconds(endpoint.timeoutSeconds + 30)
         await withTaskGroup(of: Void.self) { group in
             await withGracefulShutdownHandler {
-                for await _ in wakeups.cancelOnGracefulShutdown() {
-                    let now = Date()
-                    for event in outbox.pending() where event.nextAttemptAt <= now && !inFlight.contains(event.id) {
-                        guard inFlight.count < endpoint.concurrency else { break }
+                for await _ in wakeups.cancelOnGracefulShutdown() where inFlight.count < endpoint.concurrency {
+                    let due: [OutboxEvent]
+                    do {
+                        due = try await outbox.due(limit: endpoint.concurrency - inFlight.count, excluding: inFlight, reserve: reserve)
+                    } catch {
+                        logger.warning("cannot read the webhook outbox", metadata: ["error": "\(error)"])
+                        continue
+                    }
+                    for event in due where !inFlight.contains(event.id) {
                         inFlight.insert(event.id)
                         group.addTask { await self.deliver(event, with: client) }
                     }
@@ -79,7 +85,7 @@ public actor WebhookSender: Service {
             group.cancelAll()
         }
         ticker.cancel()
-        watcher.stop()
+        watcher?.stop()
         try? await client.shutdown()
     }
 
@@ -98,17 +104,17 @@ public actor WebhookSender: Service {
             if let failure {
                 event.lastError = failure
                 if event.attempts >= endpoint.schedule.count {
-                    try outbox.settle(event, as: .dead)
+                    try await outbox.dead(event)
                     log.error("webhook undeliverable; kept in outbox/dead", metadata: ["error": "\(failure)"])
                 } else {
                     let delay = endpoint.schedule[event.attempts]
                     event.nextAttemptAt = Date().addingTimeInterval(delay)
-                    try outbox.update(event)
+                    try await outbox.retry(event)
                     log.warning("webhook attempt failed; will retry", metadata: ["error": "\(failure)", "in": "\(delay)"])
                 }
             } else {
                 event.deliveredAt = Date()
-                try outbox.settle(event, as: .delivered)
+                try await outbox.delivered(event)
                 let latency = event.deliveredAt!.timeIntervalSince(event.createdAt)
                 log.info("webhook delivered", metadata: ["seconds": "\((ContinuousClock.now - started).seconds)",
                                                           "sinceEvent": "\(String(format: "%.3f", latency))"])

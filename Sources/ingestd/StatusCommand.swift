@@ -55,13 +55,7 @@ struct StatusCommand: AsyncParsableCommand {
             let progress = job.progress.map { String(format: "%3.0f%% %.2fx", $0.fraction * 100, $0.speed) } ?? "starting"
             print("  \(job.id)  \(progress)  attempt \(job.attempts + 1)  \(job.original)")
         }
-        if let webhooks = status.webhooks {
-            print("webhooks: pending \(webhooks.pending), delivered \(webhooks.delivered), dead \(webhooks.dead)")
-            for event in webhooks.undelivered {
-                let state = event.nextAttemptAt == nil ? "dead" : "pending"
-                print("  \(state) \(event.id) \(event.type)  attempts \(event.attempts)\(event.lastError.map { "  last error: \($0)" } ?? "")")
-            }
-        }
+        Self.printWebhooks(status.webhooks)
         if !status.recentFailures.isEmpty {
             print("recent failures:")
             for failure in status.recentFailures {
@@ -94,6 +88,16 @@ struct StatusCommand: AsyncParsableCommand {
             let reason = job.reason.map { "  \($0.code): \($0.message)" } ?? ""
             print("  \(job.state.padding(toLength: 9, withPad: " ", startingAt: 0)) \(job.id)  attempts \(job.attempts)"
                   + "\(job.worker.map { "  on \($0)" } ?? "")  \(job.input)\(reason)")
+        }
+        Self.printWebhooks(status.webhooks)
+    }
+
+    private static func printWebhooks(_ webhooks: OutboxStatus?) {
+        guard let webhooks else { return }
+        print("webhooks: pending \(webhooks.pending), delivered \(webhooks.delivered), dead \(webhooks.dead)")
+        for event in webhooks.undelivered {
+            let state = event.nextAttemptAt == nil ? "dead" : "pending"
+            print("  \(state) \(event.id) \(event.type)  attempts \(event.attempts)\(event.lastError.map { "  last error: \($0)" } ?? "")")
         }
     }
 }

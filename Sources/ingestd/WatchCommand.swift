@@ -111,6 +111,8 @@ struct WatchCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let endpoint {
             configuration.outbox = configuration.spool.outbox
+            try configuration.spool.outbox.create()
+            configuration.spool.outbox.prune(deliveredBefore: Date().addingTimeInterval(-7 * 86_400))
             services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: configuration.spool.outbox, logger: logger)))
         }
         if databaseOption.url != nil {
@@ -122,9 +124,13 @@ struct WatchCommand: AsyncParsableCommand {
             configuration.jobs = 8
             configuration.handOff = QueueHandOff(queue: queue, preset: String(decoding: preset.canonicalJSON(), as: UTF8.self))
             services.append(.init(service: client))
+            if let endpoint {
+                services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger), logger: logger)))
+            }
             if jobs > 0 {
-                let worker = WorkerConfiguration(cdn: cdnPath, runner: runner, jobs: jobs, lease: .seconds(60),
+                var worker = WorkerConfiguration(cdn: cdnPath, runner: runner, jobs: jobs, lease: .seconds(60),
                                                  maxAttempts: maxAttempts, backoff: .seconds(backoff), grace: .seconds(grace))
+                worker.webhooks = endpoint != nil
                 services.append(.init(service: QueueWorker(configuration: worker, queue: queue, metrics: FleetMetrics(), logger: logger)))
             }
             logger.info("feeding the job queue", metadata: ["database": "\(database)", "jobsHere": "\(jobs)"])

@@ -4,6 +4,7 @@ import Foundation
 import Ingest
 import Logging
 import ServiceLifecycle
+import Webhooks
 
 struct WorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,12 +26,19 @@ struct WorkerCommand: AsyncParsableCommand {
 
         --http ADDR:PORT serves /metrics (Prometheus), /healthz and /readyz.
 
+        --webhook URL: each job's end (published, rejected, failed) is recorded as a signed event \
+        in the transaction that ends the job (table ingestd_webhooks) and POSTed by whichever \
+        worker's sender takes it first (Standard Webhooks, retried on the schedule). Give every \
+        worker the same --webhook and secret.
+
         Example (one per host, CDN and uploads on shared storage):
           ingestd worker --database postgres://ingestd@db/ingestd --cdn /mnt/cdn --jobs 2 --http 127.0.0.1:9464
         """
     )
 
     @OptionGroup var databaseOption: DatabaseOption
+
+    @OptionGroup var webhookOption: WebhookOption
 
     @Option(help: ArgumentHelp("CDN root on shared storage; each job is published as CDN/<id>/.", valueName: "dir"))
     var cdn: String
@@ -85,13 +93,20 @@ struct WorkerCommand: AsyncParsableCommand {
     func run() async throws {
         let database = try databaseOption.resolve()
         let logger = Log.make(label: "ingestd.worker", format: logFormat, defaultLevel: .info)
+        let endpoint: WebhookEndpoint?
+        do {
+            endpoint = try webhookOption.endpoint()
+        } catch {
+            throw Report.fail(error, json: false)
+        }
         let runner = JobRunner(executable: Executable.path, presetArgument: "default", timeoutSeconds: jobTimeout,
                                limits: ChildLimits(memoryMB: jobMemoryMb, cpuSeconds: Int(jobTimeout * 4)))
         let client = database.makeClient(logger: logger)
         let metrics = FleetMetrics()
-        let configuration = WorkerConfiguration(
+        var configuration = WorkerConfiguration(
             cdn: URL(fileURLWithPath: cdn).standardizedFileURL.path, runner: runner, jobs: jobs, lease: .seconds(lease),
             maxAttempts: maxAttempts, backoff: .seconds(backoff), grace: .seconds(grace), poll: .seconds(poll))
+        configuration.webhooks = endpoint != nil
         let worker = QueueWorker(configuration: configuration, queue: JobQueue(client: client, logger: logger),
                                  metrics: metrics, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
@@ -99,6 +114,9 @@ struct WorkerCommand: AsyncParsableCommand {
             .init(service: worker, successTerminationBehavior: .gracefullyShutdownGroup,
                   failureTerminationBehavior: .gracefullyShutdownGroup),
         ]
+        if let endpoint {
+            services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger), logger: logger)))
+        }
         if let http {
             let (host, port) = try Self.address(http)
             services.append(.init(service: HealthServer.make(host: host, port: port, metrics: metrics,

@@ -219,4 +219,35 @@ struct FleetTests {
             #expect(abs(manifest.durationSeconds - ((source["format"] as? [String: Any])?.double("duration") ?? 0)) < 0.1, "\(id)")
         }
     }
+
+    @Test func workersSendSignedWebhooksRecordedWithEachJobsEnd() throws {
+        let server = try PostgresServer(name: "hooks")
+        let base = Paths.scratch("fleet-hooks")
+        try? FileManager.default.removeItem(atPath: base)
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        let secret = WebhookReceiver.makeSecret()
+        try WebhookReceiver.writeSecret(secret, to: "\(base)/webhook.secret")
+        let receiver = try WebhookReceiver(secret: secret, mode: .refuseFirst, directory: "\(base)/receiver")
+        let cdn = "\(base)/cdn"
+        let hooks = ["--webhook", receiver.url, "--webhook-secret-file", "\(base)/webhook.secret", "--webhook-schedule", "0,1,1"]
+        let workers = try (0..<2).map { try Worker(database: server.url, cdn: cdn, name: "hooks-\($0)", extra: hooks) }
+        let (result, jobs) = try submit(server.url, [Paths.sample("noaudio_odd.webm"), Paths.sample("broken_truncated.mp4")])
+        #expect(result.status == 0 && jobs.count == 2, "\(result.stderr)")
+        // Every first delivery is refused; the retry (by whichever worker reserves it) is accepted.
+        try Daemon.wait(timeout: 120, "both events accepted") { Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 2 }
+        let deliveries = receiver.deliveries
+        #expect(deliveries.allSatisfy { $0.verified }, "every signature verifies")
+        for id in Set(deliveries.map(\.id)) {
+            #expect(deliveries.filter { $0.id == id }.map(\.status) == [503, 204], "\(id): sent by one sender at a time")
+        }
+        let accepted = Dictionary(uniqueKeysWithValues: deliveries.filter { $0.status == 204 }.compactMap { d in d.type.map { ($0, d.data) } })
+        let published = try #require(accepted["upload.published"])
+        let master = try #require(published["master"] as? String)
+        #expect(FileManager.default.fileExists(atPath: "\(cdn)/\(master)"), "\(master)")
+        #expect((accepted["upload.rejected"]?["reason"] as? [String: Any])?["code"] as? String == "corrupt_input")
+        let status = try Tool.run(Paths.binary, ["status", "--database", server.url, "--json"])
+        let webhooks = (try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["webhooks"] as? [String: Any]
+        #expect(webhooks?["delivered"] as? Int == 2 && webhooks?["pending"] as? Int == 0, "\(status.stdout)")
+        _ = workers
+    }
 }

@@ -18,6 +18,17 @@ public struct OutboxEvent: Codable, Sendable, Equatable {
     public var lastError: String?
     public var deliveredAt: Date?
 
+    /// An event as a store kept it.
+    public init(id: String, type: String, createdAt: Date, body: String, attempts: Int, nextAttemptAt: Date, lastError: String?) {
+        self.id = id
+        self.type = type
+        self.createdAt = createdAt
+        self.body = body
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.lastError = lastError
+    }
+
     /// The event for `job` (deterministic id: a crash that repeats the recording repeats nothing).
     public init(type: String, job: String, data: [String: any Sendable], at now: Date = Date()) {
         id = "msg_\(job)_\(type.split(separator: ".").last ?? "")"

@@ -6,8 +6,17 @@ public struct OutboxStatus: Codable, Sendable {
         public var id: String
         public var type: String
         public var attempts: Int
+        /// Nil for a dead event.
         public var nextAttemptAt: Date?
         public var lastError: String?
+
+        public init(id: String, type: String, attempts: Int, nextAttemptAt: Date?, lastError: String?) {
+            self.id = id
+            self.type = type
+            self.attempts = attempts
+            self.nextAttemptAt = nextAttemptAt
+            self.lastError = lastError
+        }
     }
 
     public var pending: Int
@@ -15,6 +24,13 @@ public struct OutboxStatus: Codable, Sendable {
     public var dead: Int
     /// Pending events, next due first, then dead ones, with their last error.
     public var undelivered: [Entry]
+
+    public init(pending: Int, delivered: Int, dead: Int, undelivered: [Entry]) {
+        self.pending = pending
+        self.delivered = delivered
+        self.dead = dead
+        self.undelivered = undelivered
+    }
 
     /// Nil when the spool has no outbox (no daemon ran with `--webhook`).
     public init?(_ outbox: Outbox, listed: Int = 20) {

@@ -4,9 +4,8 @@ import Foundation
 /// `data.uploadId` is the `id` from `upload.json`, absent for a plain video file.
 public enum UploadEvent {
     /// `upload.published`: the essentials of `CDN/<job>/manifest.json`, paths relative to the CDN root.
-    public static func published(job: String, manifestPath: String, at now: Date = Date()) -> OutboxEvent {
-        let manifest = FileManager.default.contents(atPath: manifestPath)
-            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+    public static func published(job: String, manifest json: Data?, at now: Date = Date()) -> OutboxEvent {
+        let manifest = json.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
         func relative(_ value: Any?) -> String? { (value as? String).map { "\(job)/\($0)" } }
         func images(_ value: Any?) -> [[String: any Sendable]] {
             ((value as? [[String: Any]]) ?? []).map { image in

@@ -239,14 +239,14 @@ public actor SpoolService: Service {
             switch outcome {
             case .published(let result):
                 events.append("published", record.id, ["output": output, "seconds": seconds, "duration": result.durationSeconds ?? 0])
-                try configuration.outbox?.record(UploadEvent.published(job: record.id, manifestPath: "\(output)/manifest.json"))
+                try configuration.outbox?.record(UploadEvent.published(job: record.id, manifest: FileManager.default.contents(atPath: "\(output)/manifest.json")))
                 try spool.finish(record, as: .archive)
                 await metrics.jobEnded(result: "published", seconds: seconds, realtimeFactor: result.speed)
                 log.info("published", metadata: ["output": "\(output)", "seconds": "\(seconds)"])
             case .rejected(let code, let work):
                 let message = work.replacingOccurrences(of: directory, with: layout.job(record.id, in: .rejected))
                 events.append("rejected", record.id, ["code": code, "message": message])
-                try configuration.outbox?.record(UploadEvent.refused("upload.rejected", job: record.id, uploadID: Upload.declaredID(inSoleEntryOf: holder),
+                try configuration.outbox?.record(UploadEvent.refused("upload.rejected", job: record.id, uploadID: Upload.declaredID(of: .soleEntry(of: holder)),
                                                                      code: code, message: message, attempts: record.attempts + 1))
                 try spool.finish(record, as: .rejected, reason: Reason(code: code, message: message, attempts: record.attempts + 1))
                 await metrics.jobEnded(result: "rejected", seconds: seconds, realtimeFactor: nil)
@@ -257,7 +257,7 @@ public actor SpoolService: Service {
                 record.lastError = message
                 if record.attempts >= configuration.maxAttempts {
                     events.append("failed", record.id, ["code": code, "message": message, "attempts": record.attempts])
-                    try configuration.outbox?.record(UploadEvent.refused("upload.failed", job: record.id, uploadID: Upload.declaredID(inSoleEntryOf: holder),
+                    try configuration.outbox?.record(UploadEvent.refused("upload.failed", job: record.id, uploadID: Upload.declaredID(of: .soleEntry(of: holder)),
                                                                          code: code, message: message, attempts: record.attempts))
                     try spool.finish(record, as: .failed, reason: Reason(code: code, message: message, attempts: record.attempts))
                     await metrics.jobEnded(result: "failed", seconds: seconds, realtimeFactor: nil)

@@ -36,11 +36,16 @@ public struct Upload: Sendable {
         try open(UploadEntry.openSole(in: holder), limits: limits)
     }
 
-    /// The `id` an upload directory's `upload.json` declares, read as safely as ``openSole(in:limits:)``
-    /// reads it (no link followed, size-limited); nil for a plain file or a manifest without a valid id.
-    public static func declaredID(inSoleEntryOf holder: String) -> String? {
+    /// The `id` an upload directory's `upload.json` declares, read as safely as the upload
+    /// itself (no link followed, size-limited); nil for a plain file or a manifest without a valid id.
+    public static func declaredID(of input: TranscodeJob.Input) -> String? {
         struct Declared: Decodable { var id: String }
-        guard case .directory(let directory)? = try? UploadEntry.openSole(in: holder),
+        let entry: UploadEntry?
+        switch input {
+        case .path(let path): entry = try? UploadEntry.open(path)
+        case .soleEntry(let holder): entry = try? UploadEntry.openSole(in: holder)
+        }
+        guard case .directory(let directory)? = entry,
               let data = try? directory.read(manifestName, limit: maxManifestBytes),
               let id = (try? JSONDecoder().decode(Declared.self, from: data))?.id,
               (1...128).contains(id.utf8.count), !id.hasPrefix("."),
