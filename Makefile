@@ -10,7 +10,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps test-deps build release demo demo-fleet queue-bench test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: all deps test-deps build release demo demo-fleet queue-bench webhook-bench test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -45,6 +45,9 @@ demo-fleet: release test-deps
 # and the claim query's plan at 1 M queued rows (see Benchmarks/queue.sh).
 queue-bench: release test-deps
 	Benchmarks/queue.sh
+
+webhook-bench: release
+	bash Benchmarks/webhooks.sh
 
 test-deps: deps
 	@if ! command -v gst-launch-1.0 >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
