@@ -13,8 +13,8 @@ rm -rf "$out"; mkdir -p "$out"
 secret="whsec_$(head -c 32 /dev/urandom | base64)"
 printf '%s\n' "$secret" > "$out/secret"; chmod 600 "$out/secret"
 
-run() {  # run NAME [receiver flags...]
-  local name=$1; shift
+run() {  # run NAME UPLOADS [receiver flags...]
+  local name=$1 uploads=$2; shift 2
   local dir="$out/$name"; mkdir -p "$dir/spool/incoming"
   python3 Tests/IngestdTests/Support/webhook_receiver.py --secret "$secret" --port-file "$dir/port" --log "$dir/received.ndjson" "$@" &
   local receiver=$!
@@ -22,7 +22,7 @@ run() {  # run NAME [receiver flags...]
   "$bin" watch --spool "$dir/spool" --cdn "$dir/cdn" --settle 0.5 --jobs 1 \
     --webhook "http://127.0.0.1:$(cat "$dir/port")/hooks" --webhook-secret-file "$out/secret" 2> "$dir/daemon.log" &
   local daemon=$!
-  python3 - "$dir" "$count" <<'PY'
+  python3 - "$dir" "$uploads" <<'PY'
 import json, os, shutil, sys, time
 directory, count = sys.argv[1], int(sys.argv[2])
 cdn, received = f"{directory}/cdn", f"{directory}/received.ndjson"
@@ -53,6 +53,6 @@ PY
   kill "$daemon" "$receiver"; wait "$daemon" 2>/dev/null || true
 }
 echo "== receiver accepts at once"
-run accept
+run accept "$count"
 echo "== receiver refuses every first delivery (retried after the schedule's 5 s)"
-WEBHOOK_UPLOADS=3 run refuse --refuse-first
+run refuse 3 --refuse-first
