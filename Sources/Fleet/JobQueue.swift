@@ -68,6 +68,7 @@ public struct JobQueue: Sendable {
     /// already queued is left as it is, so a producer that died after queueing may queue again.
     public func enqueue(_ jobs: [Submission]) async throws {
         try await client.withTransaction(logger: logger) { connection in
+            var anyNew = false
             for job in jobs {
                 let inserted = try await connection.query("""
                     INSERT INTO ingestd_jobs (id, state, input, input_kind, preset)
@@ -77,11 +78,12 @@ public struct JobQueue: Sendable {
                 var isNew = false
                 for try await _ in inserted { isNew = true }
                 guard isNew else { continue }
+                anyNew = true
                 try await connection.query("""
                     INSERT INTO ingestd_job_events (job_id, event, data) VALUES (\(job.id), 'queued', jsonb_build_object('input', \(job.input)::text))
                     """, logger: logger)
             }
-            try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
+            if anyNew { try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
         }
     }
 

@@ -202,7 +202,7 @@ public actor QueueWorker: Service {
             // Published by an earlier attempt whose worker died before recording it.
             outcome = .published(JobResult(ok: true))
         } else {
-            removeStaging(of: claim.id)
+            removeStaging(of: claim.id, before: claim.token)
             do {
                 let scratch = try PrivateDirectory(prefix: "ingestd-job-")
                 let presetPath = "\(scratch.path)/preset.json"
@@ -211,16 +211,18 @@ public actor QueueWorker: Service {
                 runner.presetArgument = presetPath
                 let stop = stopFlag
                 outcome = await runner.run(input: claim.jobInput, output: output, jobDirectory: scratch.path,
-                                           stageOnly: true) { stop.value || lease.value }
+                                           stageOnly: true, attempt: claim.token) { stop.value || lease.value }
             } catch {
                 outcome = .retryable(code: "internal", message: "cannot prepare the job: \(error)")
             }
         }
         heartbeat.cancel()
         let seconds = (ContinuousClock.now - started).seconds
+        // A job process that was stopped or killed cannot remove its staging; only this
+        // attempt's own is removed (a newer attempt's may be in the same directory).
+        if case .published = outcome {} else { removeOwnStaging(claim, output: output) }
         if lease.value {
-            if case .published(let result) = outcome, let staging = result.staging { try? FileManager.default.removeItem(atPath: staging) }
-            removeStaging(of: claim.id)
+            removeOwnStaging(claim, output: output)
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
             log.warning("lease lost: the job was given to another worker; nothing published, staging removed")
             await finished(claim.id)
@@ -276,7 +278,12 @@ public actor QueueWorker: Service {
                     return
                 }
                 log.warning("database unreachable while recording; retrying", metadata: ["error": "\(describeDatabaseError(error))"])
-                try? await Task.sleep(for: delay)
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    log.warning("stopped before the job's end was recorded; its lease will expire and it will run again")
+                    return
+                }
                 delay = min(delay * 2, .seconds(5))
             }
         }
@@ -295,7 +302,7 @@ public actor QueueWorker: Service {
             if FileManager.default.fileExists(atPath: manifestPath) {
                 staged.discard()
             } else {
-                try staged.publish()
+                try staged.publish(synced: true)  // the job process flushed it
             }
         }
         log.info("published", metadata: ["output": "\(output)"])
@@ -338,10 +345,21 @@ public actor QueueWorker: Service {
         }
     }
 
-    /// Staging directories of earlier attempts of this job (their owners lost the job).
-    private nonisolated func removeStaging(of id: String) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: configuration.cdn)) ?? [] where name.hasPrefix(".\(id).staging-") {
+    /// Staging directories of earlier attempts of this job (their owners lost the job; a
+    /// newer attempt cannot exist while this one holds the lease).
+    private nonisolated func removeStaging(of id: String, before token: Int64) {
+        let prefix = StagedDirectory.stagingPrefix(of: id)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: configuration.cdn)) ?? [] where name.hasPrefix(prefix) {
+            let suffix = name.dropFirst(prefix.count)
+            if let attempt = suffix.hasPrefix("t") ? Int64(suffix.dropFirst()) : nil, attempt >= token { continue }
             try? FileManager.default.removeItem(atPath: "\(configuration.cdn)/\(name)")
         }
+    }
+
+    /// This attempt's staging, if its job process left one.
+    private nonisolated func removeOwnStaging(_ claim: JobQueue.Claim, output: String) {
+        let url = URL(fileURLWithPath: output)
+        let staging = url.deletingLastPathComponent().appendingPathComponent(StagedDirectory.stagingPrefix(of: url.lastPathComponent) + "t\(claim.token)")
+        try? FileManager.default.removeItem(at: staging)
     }
 }

@@ -23,6 +23,8 @@ struct JobRunCommand: AsyncParsableCommand {
     @Option var cpuSeconds: Int
     /// Transcode into staging and leave it there (named in the result) for the parent to publish.
     @Flag var stageOnly = false
+    /// The queue attempt (fencing token) this job runs for: names the staging `.<id>.staging-t<attempt>`.
+    @Option var attempt: Int64?
 
     func run() async throws {
         // Own process group: a Ctrl-C aimed at the daemon's terminal must not cut the job short;
@@ -40,11 +42,14 @@ struct JobRunCommand: AsyncParsableCommand {
             guard let source: TranscodeJob.Input = input.map({ .path($0) }) ?? soleEntryOf.map({ .soleEntry(of: $0) }) else {
                 throw ValidationError("an input or --sole-entry-of is required")
             }
-            let job = TranscodeJob(input: source, destination: out, preset: preset, parent: parent)
+            let job = TranscodeJob(input: source, destination: out, preset: preset, parent: parent, attempt: attempt)
             let stageOnly = stageOnly
             let work = Task { () -> (ReadyManifest, String?) in
                 if stageOnly {
                     let (manifest, staged) = try await job.stage(logger: logger, events: continuation)
+                    // Flushed here, so the parent's publish (a rename inside a database
+                    // transaction) holds the job's row lock only for the rename.
+                    try Durability.syncTree(staged.staging)
                     return (manifest, staged.staging)
                 }
                 return (try await job.run(logger: logger, events: continuation), nil)

@@ -36,8 +36,9 @@ public struct JobRunner: Sendable {
     /// asked to stop (SIGTERM), killed if it is still there `killAfterSeconds` later, and the
     /// attempt ends as `.interrupted`. `jobDirectory` holds the job's own files (result, progress),
     /// never the upload.
+    /// `attempt` (a queue attempt's fencing token) names the staging, see ``StagedDirectory``.
     public func run(input: TranscodeJob.Input, output: String, jobDirectory: String, stageOnly: Bool = false,
-                    stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
+                    attempt: Int64? = nil, stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
         let resultPath = "\(jobDirectory)/result.json"
         try? FileManager.default.removeItem(atPath: resultPath)
         let process = Process()
@@ -50,7 +51,7 @@ public struct JobRunner: Sendable {
         process.arguments = ["job-run"] + source + ["--out", output, "--preset", presetArgument,
                              "--result", resultPath, "--progress", "\(jobDirectory)/progress.json",
                              "--memory-mb", String(limits.memoryMB), "--cpu-seconds", String(limits.cpuSeconds)]
-            + (stageOnly ? ["--stage-only"] : [])
+            + (stageOnly ? ["--stage-only"] : []) + (attempt.map { ["--attempt", String($0)] } ?? [])
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         do {
@@ -62,8 +63,12 @@ public struct JobRunner: Sendable {
         var timedOut = false, interrupted = false, killed = false
         var stopAsked = ContinuousClock.now
         while process.isRunning {
-            try? await Task.sleep(for: .milliseconds(100))
-            if !interrupted, stop() {
+            // Not cut short by cancellation (that would spin): a cancelled wait asks the child
+            // to stop like `stop` does, and still waits for it.
+            await withCheckedContinuation { done in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { done.resume() }
+            }
+            if !interrupted, stop() || Task.isCancelled {
                 interrupted = true
                 stopAsked = .now
                 kill(process.processIdentifier, SIGTERM)

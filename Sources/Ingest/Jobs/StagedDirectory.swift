@@ -8,12 +8,18 @@ public struct StagedDirectory: Sendable {
     /// Where the content is written until ``publish()``.
     public let staging: String
 
+    /// What every staging name of `name` starts with.
+    public static func stagingPrefix(of name: String) -> String { ".\(name).staging-" }
+
     /// Prepares staging for `destination`, which must not exist or be an empty directory.
-    public init(destination: String) throws {
+    /// `attempt` names the staging after a queue attempt (`.<name>.staging-t<attempt>`), so
+    /// its worker can remove exactly its own; otherwise the name carries this process's pid.
+    public init(destination: String, attempt: Int64? = nil) throws {
         let url = URL(fileURLWithPath: destination).standardizedFileURL
         self.destination = url.path
         let parent = url.deletingLastPathComponent().path
-        staging = "\(parent)/.\(url.lastPathComponent).staging-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        staging = "\(parent)/\(Self.stagingPrefix(of: url.lastPathComponent))"
+            + (attempt.map { "t\($0)" } ?? "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let fm = FileManager.default
         var isDirectory: ObjCBool = false
         if fm.fileExists(atPath: self.destination, isDirectory: &isDirectory) {
@@ -37,11 +43,11 @@ public struct StagedDirectory: Sendable {
         self.staging = staging
     }
 
-    /// Flushes the staged files to disk and renames the directory into place. `stillWanted` is
-    /// asked after the flush, just before the rename; when it says no, nothing is published and
-    /// the job ends as cancelled.
-    public func publish(while stillWanted: () -> Bool = { true }) throws {
-        try Durability.syncTree(staging)
+    /// Flushes the staged files to disk (unless whoever staged them did: `synced`) and renames
+    /// the directory into place. `stillWanted` is asked after the flush, just before the rename;
+    /// when it says no, nothing is published and the job ends as cancelled.
+    public func publish(synced: Bool = false, while stillWanted: () -> Bool = { true }) throws {
+        if !synced { try Durability.syncTree(staging) }
         // Checked after the (slow) syncs, right before the rename: the last moment to back out.
         guard stillWanted() else { throw IngestError.cancelled }
         if FileManager.default.fileExists(atPath: destination) {

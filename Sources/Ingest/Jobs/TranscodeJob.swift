@@ -28,12 +28,15 @@ public struct TranscodeJob: Sendable {
     /// published while that process is still its parent, so an orphan of a killed run can never
     /// publish late, over the work of the run that replaced it.
     public var parent: pid_t?
+    /// The queue attempt (fencing token) this job runs for, which names its staging.
+    public var attempt: Int64?
 
-    public init(input: Input, destination: String, preset: Preset, parent: pid_t? = nil) {
+    public init(input: Input, destination: String, preset: Preset, parent: pid_t? = nil, attempt: Int64? = nil) {
         self.input = input
         self.destination = destination
         self.preset = preset
         self.parent = parent
+        self.attempt = attempt
     }
 
     public init(input: String, destination: String, preset: Preset, parent: pid_t? = nil) {
@@ -67,7 +70,7 @@ public struct TranscodeJob: Sendable {
             case .path(let path): upload = try Upload.open(path, limits: preset.limits)
             case .soleEntry(let holder): upload = try Upload.openSole(in: holder, limits: preset.limits)
             }
-            staged = try StagedDirectory(destination: destination)
+            staged = try StagedDirectory(destination: destination, attempt: attempt)
         } catch {
             events?.finish()
             throw error

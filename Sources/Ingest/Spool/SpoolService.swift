@@ -294,16 +294,20 @@ public actor SpoolService: Service {
         await enqueue(record.id, handOff: handOff, log: log)
     }
 
-    private func enqueue(_ id: String, handOff: any JobHandOff, log: Logger) async {
+    /// Returns false when the queue could not be reached (the upload waits in `queued/`).
+    @discardableResult
+    private func enqueue(_ id: String, handOff: any JobHandOff, log: Logger) async -> Bool {
         let layout = configuration.spool
         do {
             try await handOff.enqueue(id: id, soleEntryOf: layout.upload(id, in: .queued))
             try JSONFile.write(["queuedAt": Date()], to: "\(layout.job(id, in: .queued))/enqueued")
             events.append("queued", id, ["upload": layout.upload(id, in: .queued)])
             log.info("handed to the job queue")
+            return true
         } catch {
             retryQueued = true
             log.warning("job queue unreachable; the upload waits in queued/", metadata: ["error": "\(String(reflecting: error))"])
+            return false
         }
     }
 
@@ -313,7 +317,8 @@ public actor SpoolService: Service {
         let directory = configuration.spool.directory(.queued)
         for id in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where !id.hasPrefix(".") {
             guard !FileManager.default.fileExists(atPath: "\(directory)/\(id)/enqueued") else { continue }
-            await enqueue(id, handOff: handOff, log: logger.with(["id": "\(id)"]))
+            // Still unreachable: stop this pass; the next wake-up starts another.
+            guard !draining, await enqueue(id, handOff: handOff, log: logger.with(["id": "\(id)"])) else { return }
         }
     }
 
