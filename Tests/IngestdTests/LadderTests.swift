@@ -6,7 +6,7 @@ import Transcode
 @Suite struct LadderTests {
     let portrait = Paths.sample("portrait_rotated.mp4")
 
-    @Test func keyframesAlignAcrossRungsEveryTwoSeconds() async throws {
+    @Test func keyframesAlignAcrossRungsAtEverySegmentStart() async throws {
         let output = try await Fixtures.shared.output(portrait)
         var keyTimes: [[Double]] = []
         for rendition in output.manifest.renditions {
@@ -14,10 +14,11 @@ import Transcode
             #expect(frames.count == Int((output.manifest.durationSeconds * 30).rounded()), "\(rendition.name) frame count")
             keyTimes.append(frames.filter(\.key).map { ($0.time * 1000).rounded() / 1000 })
         }
-        #expect(keyTimes.count == 3)
+        #expect(keyTimes.count == 4)
         for times in keyTimes.dropFirst() { #expect(times == keyTimes[0]) }
         let first = try #require(keyTimes.first?.first)
-        #expect(keyTimes[0].map { (($0 - first) * 1000).rounded() / 1000 } == [0, 2, 4])
+        // Segments of 1, 1 and 2 s first (a fast start), and a keyframe every 2 s.
+        #expect(keyTimes[0].map { (($0 - first) * 1000).rounded() / 1000 } == [0, 1, 2, 4])
     }
 
     /// Each I-frame playlist entry, cut out by its byte range and put after the init segment,
@@ -63,7 +64,7 @@ import Transcode
     }
 
     @Test func playlistsAreVODWithShortFirstSegments() async throws {
-        // 15 s of 1080x1920 at 30 fps: 2 + 2 + 6 + 5 s.
+        // 15 s of 1080x1920 at 30 fps: 1 + 1 + 2 + 6 + 5 s.
         let clip = try await Fixtures.shared.generated("long_portrait.mp4", [
             "-f", "lavfi", "-i", "testsrc2=s=540x960:r=30:d=15", "-f", "lavfi", "-i", "sine=d=15",
             "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"])
@@ -76,7 +77,7 @@ import Transcode
             #expect(text.contains("#EXT-X-INDEPENDENT-SEGMENTS"))
             let playlist = try Checks.playlist(directory)
             #expect(playlist.targetDuration == 6)
-            #expect(playlist.segments.map { ($0.duration * 10).rounded() / 10 } == [2, 2, 6, 5])
+            #expect(playlist.segments.map { ($0.duration * 10).rounded() / 10 } == [1, 1, 2, 6, 5])
             // EXTINF sum matches the decoded media within one frame.
             let frames = try Checks.frames("\(directory)/index.m3u8")
             #expect(abs(playlist.duration - Double(frames.count) / 30) <= 1.0 / 30 + 1e-6)
@@ -91,7 +92,8 @@ import Transcode
         #expect(master.contains("#EXT-X-INDEPENDENT-SEGMENTS"))
         let lines = master.split(separator: "\n").map(String.init)
         let infos = lines.enumerated().filter { $0.element.hasPrefix("#EXT-X-STREAM-INF:") }
-        #expect(infos.count == 3)
+        #expect(infos.count == 4)
+        #expect(infos.first.map { Self.attributes($0.element)["RESOLUTION"] } == "234x416", "the cellular-safe rung is listed first")
         for (index, info) in infos {
             let uri = lines[index + 1]
             let attributes = Self.attributes(info)
@@ -120,7 +122,7 @@ import Transcode
 
     @Test func renditionsAreHighProfile8BitBT709At30fps() async throws {
         let output = try await Fixtures.shared.output(portrait)
-        let expected = ["360p": (360, 640), "720p": (720, 1280), "1080p": (1080, 1920)]
+        let expected = ["234p": (234, 416), "360p": (360, 640), "720p": (720, 1280), "1080p": (1080, 1920)]
         for rendition in output.manifest.renditions {
             let streams = try Checks.streams("\(output.directory)/\(rendition.playlist)")
             let video = try #require(streams.first { $0.string("codec_type") == "video" })

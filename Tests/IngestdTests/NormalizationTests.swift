@@ -37,7 +37,7 @@ import Transcode
         #expect(frames.count == 150)
         let deltas = zip(frames.dropFirst(), frames).map { $0.time - $1.time }
         #expect(deltas.allSatisfy { abs($0 - 1.0 / 30) < 0.001 })
-        #expect(output.manifest.renditions.map(\.name) == ["360p", "720p"])
+        #expect(output.manifest.renditions.map(\.name) == ["234p", "360p", "720p"])
     }
 
     @Test func oddSizedSilentSourceGetsEvenSizesAndASilentTrack() async throws {

@@ -44,7 +44,7 @@ import Transcode
         }
         // The master playlist too: ffmpeg opens every variant from it.
         let master = try Tool.ffprobe(["-show_entries", "stream=codec_type,width,height", "http://127.0.0.1:\(server.port)/master.m3u8"])
-        #expect(master.list("streams").filter { $0.string("codec_type") == "video" }.count == 3)
+        #expect(master.list("streams").filter { $0.string("codec_type") == "video" }.count == 4)
     }
 
     @Test(.enabled(if: Tool.exists("gst-launch-1.0"), "GStreamer is not installed"))

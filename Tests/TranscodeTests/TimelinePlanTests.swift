@@ -21,7 +21,7 @@ import Testing
     @Test func frameIsTheFirstClipsAndEveryClipIsFittedIntoIt() throws {
         let p = try plan(three, [portrait, landscape60, silentSquare])
         #expect(p.displayWidth == 1080 && p.displayHeight == 1920)
-        #expect(p.rungs.map(\.name) == ["360p", "720p", "1080p"])
+        #expect(p.rungs.map(\.name) == ["234p", "360p", "720p", "1080p"])
         for clip in p.clips {
             let graph = p.clipVideoFilter(clip)
             #expect(graph.contains("scale=w=1080:h=1920:force_original_aspect_ratio=decrease"))

@@ -12,8 +12,12 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
 @Suite struct TranscodePlanTests {
     @Test func portraitLadderIsSizedByShortSide() throws {
         let plan = try TranscodePlan.make(probe: probe(width: 1080, height: 1920), preset: .builtIn)
-        #expect(plan.rungs.map { "\($0.width)x\($0.height)" } == ["360x640", "720x1280", "1080x1920"])
-        #expect(plan.rungs.map(\.name) == ["360p", "720p", "1080p"])
+        #expect(plan.rungs.map { "\($0.width)x\($0.height)" } == ["234x416", "360x640", "720x1280", "1080x1920"])
+        #expect(plan.rungs.map(\.name) == ["234p", "360p", "720p", "1080p"])
+        // The cellular-safe bottom carries lighter sound: one AAC encode per bitrate, one mix.
+        #expect(plan.rungs.map(\.audioBitrateKbps) == [48, 64, 128, 128])
+        #expect(plan.audioBitratesKbps == [48, 64, 128])
+        #expect(plan.rungs[0].maxrateKbps + plan.rungs[0].audioBitrateKbps <= 300, "the bottom rung fits a 3G link with room")
     }
 
     @Test func rotatedLandscapeCodedSourceBecomesPortrait() throws {
@@ -28,15 +32,18 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
 
     @Test func neverUpscalesButAlwaysHasALowestRung() throws {
         let small = try TranscodePlan.make(probe: probe(width: 320, height: 568), preset: .builtIn)
-        #expect(small.rungs.count == 1)
-        #expect(small.rungs[0].width == 320 && small.rungs[0].height == 568)
+        #expect(small.rungs.map(\.name) == ["234p", "320p"])
+        #expect(small.topRung.width == 320 && small.topRung.height == 568)
 
         let qhd = try TranscodePlan.make(probe: probe(width: 960, height: 540), preset: .builtIn)
-        #expect(qhd.rungs.map(\.name) == ["360p", "540p"])
+        #expect(qhd.rungs.map(\.name) == ["234p", "360p", "540p"])
         #expect(qhd.topRung.width == 960)
 
         let nearly = try TranscodePlan.make(probe: probe(width: 642, height: 362), preset: .builtIn)
-        #expect(nearly.rungs.map(\.name) == ["360p"])
+        #expect(nearly.rungs.map(\.name) == ["234p", "360p"])
+
+        let tiny = try TranscodePlan.make(probe: probe(width: 200, height: 356), preset: .builtIn)
+        #expect(tiny.rungs.map(\.name) == ["200p"] && tiny.topRung.width == 200)
     }
 
     @Test func oddSizesBecomeEven() throws {
@@ -59,10 +66,11 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
     @Test func segmentsStartShortThenSettleAtTarget() throws {
         let plan = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, duration: 30), preset: .builtIn)
         let starts = (0..<900).filter(plan.startsSegment(frame:))
-        #expect(starts == [0, 60, 120, 300, 480, 660, 840])
-        // Every segment start is a keyframe; keyframes every 2 s.
+        // 1 s, 1 s, 2 s for a fast start, then the 6 s target.
+        #expect(starts == [0, 30, 60, 120, 300, 480, 660, 840])
+        // Every segment start is a keyframe (the 1 s one off the 2 s grid too); keyframes every 2 s.
         for start in starts { #expect(plan.isKeyframe(frame: start)) }
-        #expect((0..<900).filter(plan.isKeyframe(frame:)).count == 15)
+        #expect((0..<900).filter(plan.isKeyframe(frame:)) == (Array(stride(from: 0, to: 900, by: 60)) + [30]).sorted())
     }
 
     @Test func silentTrackWhenSourceHasNoAudio() throws {

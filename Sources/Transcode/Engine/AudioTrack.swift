@@ -1,12 +1,14 @@
 internal import CFFmpeg
 
-/// The single audio encode shared by every rung: clip sound and music → the mix graph
-/// (gains, `amix`, loudness) → AAC. Inputs arrive already at the output rate and layout, stamped
-/// in samples from the start of the timeline. Pulled in step with the video so the muxers can
-/// interleave, and trimmed to the exact video length at the end.
+/// The one mix shared by every rung: clip sound and music → the mix graph (gains, `amix`,
+/// loudness) → one AAC encode per sound bitrate of the ladder (each mixed frame goes to every
+/// encoder). Inputs arrive already at the output rate and layout, stamped in samples from the
+/// start of the timeline. Pulled in step with the video so the muxers can interleave, and
+/// trimmed to the exact video length at the end.
 final class AudioTrack {
     private let plan: TranscodePlan
-    let encoder: Encoder
+    /// By bitrate (kbit/s).
+    let encoders: [Int: Encoder]
     private let graph: FilterGraph
     private let inputs: (clipSound: Int?, music: Int?)
     private let frame = Frame()
@@ -15,13 +17,16 @@ final class AudioTrack {
 
     init(plan: TranscodePlan) throws {
         self.plan = plan
-        encoder = try EncoderFactory.audio(plan.audio)
+        var encoders: [Int: Encoder] = [:]
+        for kbps in plan.audioBitratesKbps { encoders[kbps] = try EncoderFactory.audio(plan.audio, kbps: kbps) }
+        self.encoders = encoders
+        let frameSize = encoders.values.first?.frameSize ?? 1024
         inputs = plan.mixInputs
         let source = FilterGraph.Source.planarStereo(sampleRate: plan.audio.sampleRate)
         let count = [inputs.clipSound, inputs.music].compactMap { $0 }.count
         graph = try FilterGraph(description: plan.audioFilterGraph, sources: Array(repeating: source, count: count),
                                 sinks: ["abuffersink"])
-        graph.setFrameSize(0, samples: encoder.frameSize)
+        graph.setFrameSize(0, samples: frameSize)
     }
 
     var secondsOut: Double { Double(samplesOut) / Double(plan.audio.sampleRate) }
@@ -53,19 +58,23 @@ final class AudioTrack {
             }
             frame.pointer.pointee.pts = samplesOut
             samplesOut += Int64(frame.pointer.pointee.nb_samples)
-            try encoder.send(frame)
-            try drain(into: rungs)
+            for (kbps, encoder) in encoders {
+                try encoder.send(frame)
+                try drain(encoder, into: rungs.filter { $0.rung.audioBitrateKbps == kbps })
+            }
         }
     }
 
-    /// Drains the encoder at end of stream.
+    /// Drains the encoders at end of stream.
     func finish(into rungs: [RungEncoder]) throws {
-        try encoder.send(nil)
-        try drain(into: rungs)
+        for (kbps, encoder) in encoders {
+            try encoder.send(nil)
+            try drain(encoder, into: rungs.filter { $0.rung.audioBitrateKbps == kbps })
+        }
     }
 
-    /// Hands every encoded packet to every rung (each gets its own reference).
-    private func drain(into rungs: [RungEncoder]) throws {
+    /// Hands every packet of `encoder` to each of `rungs` (each gets its own reference).
+    private func drain(_ encoder: Encoder, into rungs: [RungEncoder]) throws {
         while try encoder.receive(into: packet) == .ready {
             for rung in rungs { try rung.submit(.audio(packet.reference())) }
         }

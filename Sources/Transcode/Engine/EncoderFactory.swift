@@ -34,13 +34,13 @@ enum EncoderFactory {
         }
     }
 
-    /// The one AAC-LC encoder shared by every rung.
-    static func audio(_ audio: TranscodePlan.PlannedAudio) throws -> Encoder {
+    /// An AAC-LC encoder of the mix at `kbps`, shared by every rung with that sound bitrate.
+    static func audio(_ audio: TranscodePlan.PlannedAudio, kbps: Int) throws -> Encoder {
         try Encoder(codecName: "aac", options: [:]) { ctx in
             ctx.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
             ctx.pointee.sample_rate = Int32(audio.sampleRate)
             cff_codec_context_set_default_layout(ctx, Int32(audio.channels))
-            ctx.pointee.bit_rate = Int64(audio.bitrateKbps) * 1000
+            ctx.pointee.bit_rate = Int64(kbps) * 1000
             ctx.pointee.time_base = AVRational(num: 1, den: Int32(audio.sampleRate))
             ctx.pointee.profile = FF_PROFILE_AAC_LOW
             ctx.pointee.flags |= cff_codec_flag_global_header()

@@ -59,7 +59,7 @@ final class Pipeline {
         }
         let top = plan.rungs.count - 1
         rungs = try plan.rungs.enumerated().map { index, rung in
-            try RungEncoder(rung: rung, plan: plan, layout: layout, audioEncoder: audio.encoder, writesMP4: index == top)
+            try RungEncoder(rung: rung, plan: plan, layout: layout, audioEncoder: audio.encoders[rung.audioBitrateKbps]!, writesMP4: index == top)
         }
         rungs.forEach { $0.start() }
     }

@@ -73,6 +73,9 @@ public struct Preset: Sendable, Codable, Equatable {
         public var crf: Int
         public var maxrateKbps: Int
         public var bufsizeKbps: Int
+        /// This rung's AAC bitrate (default `audio.bitrateKbps`): small rungs for slow links
+        /// carry lighter sound, encoded from the same mix.
+        public var audioBitrateKbps: Int?
     }
 
     public struct Audio: Sendable, Codable, Equatable {
@@ -161,9 +164,12 @@ extension Preset {
     public static let builtIn = Preset(
         name: "default",
         video: Video(encoderPreset: "veryfast", level: "4.1", frameRate: 30, gopSeconds: 2,
-                     segmentSeconds: 6, initialSegmentSeconds: [2, 2]),
+                     segmentSeconds: 6, initialSegmentSeconds: [1, 1, 2]),
+        // The bottom two are cellular-safe (Apple's authoring spec: 145 kbit/s at 416×234,
+        // 365 kbit/s at 640×360), with lighter sound; players start on the first one listed.
         rungs: [
-            Rung(name: "360p", shortSide: 360, crf: 26, maxrateKbps: 800, bufsizeKbps: 1600),
+            Rung(name: "234p", shortSide: 234, crf: 28, maxrateKbps: 200, bufsizeKbps: 200, audioBitrateKbps: 48),
+            Rung(name: "360p", shortSide: 360, crf: 26, maxrateKbps: 500, bufsizeKbps: 750, audioBitrateKbps: 64),
             Rung(name: "720p", shortSide: 720, crf: 24, maxrateKbps: 3000, bufsizeKbps: 6000),
             Rung(name: "1080p", shortSide: 1080, crf: 23, maxrateKbps: 6000, bufsizeKbps: 12000),
         ],
@@ -217,9 +223,8 @@ extension Preset {
             throw fail("video.segmentSeconds", "must be a multiple of gopSeconds (\(video.gopSeconds)) up to 60")
         }
         guard video.initialSegmentSeconds.count <= 10 else { throw fail("video.initialSegmentSeconds", "at most 10 entries") }
-        for (index, seconds) in video.initialSegmentSeconds.enumerated()
-        where seconds < video.gopSeconds || seconds % video.gopSeconds != 0 || seconds > video.segmentSeconds {
-            throw fail("video.initialSegmentSeconds[\(index)]", "must be a multiple of gopSeconds no longer than segmentSeconds")
+        for (index, seconds) in video.initialSegmentSeconds.enumerated() where seconds < 1 || seconds > video.segmentSeconds {
+            throw fail("video.initialSegmentSeconds[\(index)]", "must be 1 second to segmentSeconds (each segment starts with a keyframe)")
         }
         guard (1...10).contains(rungs.count) else { throw fail("rungs", "1 to 10 rungs are required") }
         for (index, rung) in rungs.enumerated() {
@@ -233,6 +238,7 @@ extension Preset {
             guard rung.bufsizeKbps >= rung.maxrateKbps / 2, rung.bufsizeKbps <= 2_000_000 else {
                 throw fail("\(field).bufsizeKbps", "must be at least half of maxrateKbps and at most 2000000")
             }
+            if let kbps = rung.audioBitrateKbps, !(32...320).contains(kbps) { throw fail("\(field).audioBitrateKbps", "must be 32...320") }
             if index > 0, rung.shortSide <= rungs[index - 1].shortSide {
                 throw fail("\(field).shortSide", "rungs must be ordered by increasing shortSide")
             }

@@ -43,6 +43,8 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
         public var crf: Int
         public var maxrateKbps: Int
         public var bufsizeKbps: Int
+        /// The AAC bitrate of this rung's sound.
+        public var audioBitrateKbps: Int
     }
 
     public struct PlannedAudio: Sendable, Codable, Equatable {
@@ -175,7 +177,7 @@ extension TranscodePlan {
                                         clipGainDB: music.clipGainDB, musicGainDB: music.musicGainDB, loop: music.loop,
                                         fadeOutSeconds: music.fadeOutSeconds)
         }
-        let rungs = ladder(width: width, height: height, rungs: preset.rungs)
+        let rungs = ladder(width: width, height: height, rungs: preset.rungs, audioKbps: preset.audio.bitrateKbps)
         let top = rungs[rungs.count - 1]
         let posterSides = preset.thumbnails.posterShortSides.map { min($0, min(top.width, top.height)) }
         let posters = Array(Set(posterSides)).sorted().map { fit(width: width, height: height, shortSide: $0) }
@@ -253,7 +255,7 @@ extension TranscodePlan {
     /// side, plus one rung at the source's own size when it falls between two preset rungs and
     /// is at least 1.25× the rung below (a 362p source gets 360p only, a 540p one 360p + 540p). Never
     /// upscales; the lowest rung is always produced (at the source size when that is smaller).
-    static func ladder(width: Int, height: Int, rungs: [Preset.Rung]) -> [PlannedRung] {
+    static func ladder(width: Int, height: Int, rungs: [Preset.Rung], audioKbps: Int) -> [PlannedRung] {
         let sourceShort = even(min(width, height))
         var planned: [PlannedRung] = []
         for rung in rungs {
@@ -263,7 +265,8 @@ extension TranscodePlan {
             let size = fit(width: width, height: height, shortSide: short)
             let name = short == rung.shortSide ? rung.name : "\(short)p"
             planned.append(PlannedRung(name: name, width: size.width, height: size.height, crf: rung.crf,
-                                       maxrateKbps: rung.maxrateKbps, bufsizeKbps: rung.bufsizeKbps))
+                                       maxrateKbps: rung.maxrateKbps, bufsizeKbps: rung.bufsizeKbps,
+                                       audioBitrateKbps: rung.audioBitrateKbps ?? audioKbps))
             if short < rung.shortSide { break }
         }
         return planned
@@ -298,6 +301,10 @@ extension TranscodePlan {
         Int64(frames) * Int64(audio.sampleRate) / Int64(frameRate)
     }
 
-    /// True when output frame `index` must be a keyframe.
-    public func isKeyframe(frame index: Int) -> Bool { index % gopFrames == 0 }
+    /// True when output frame `index` must be a keyframe: every GOP, and every segment start
+    /// (short first segments need not fall on the GOP grid).
+    public func isKeyframe(frame index: Int) -> Bool { index % gopFrames == 0 || startsSegment(frame: index) }
+
+    /// The distinct sound bitrates of the ladder, lowest first: one AAC encode each, from one mix.
+    public var audioBitratesKbps: [Int] { Array(Set(rungs.map(\.audioBitrateKbps))).sorted() }
 }
