@@ -92,7 +92,7 @@ final class Pipeline {
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
         return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: audio.secondsOut,
                               codecs: rungs.map { EncoderFactory.codecString(h264: $0.encoder) },
-                              posterSeconds: poster.bestSeconds, trimmedToLimit: trimmedToLimit)
+                              posterSeconds: poster.best?.seconds ?? 0, trimmedToLimit: trimmedToLimit)
     }
 
     /// Appends one clip to the timeline: its frames continue the timeline's frame numbers, its
@@ -196,7 +196,7 @@ final class Pipeline {
     }
 
     private func writeThumbnails(duration: Double) throws {
-        guard let best = poster.best else {
+        guard let best = poster.best?.frame else {
             throw TranscodeError.corruptInput(path: plan.clips[0].source.path, detail: "no frame available for a poster")
         }
         let sizes = plan.posters

@@ -9,6 +9,15 @@ extension TranscodePlan {
     public var posterSinkIndex: Int { rungs.count }
     public var storyboardSinkIndex: Int { rungs.count + 1 }
 
+    /// Poster candidates are every `posterStep`-th timeline frame, from the middle of the first
+    /// step: at least eight over any clip however short, at least one a second over a long one
+    /// (one a second when the length is unknown).
+    public var posterStep: Int {
+        let frames = Int((estimatedSeconds * Double(frameRate)).rounded(.down))
+        let candidates = max(8, Int(estimatedSeconds.rounded(.up)))
+        return frames > 0 ? max(1, min(frameRate, frames / candidates)) : frameRate
+    }
+
     private var sampleFormat: String {
         "aformat=sample_fmts=fltp:sample_rates=\(audio.sampleRate):channel_layouts=stereo"
     }
@@ -67,7 +76,7 @@ extension TranscodePlan {
                 + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709[out\(index)]"
         }
         let poster = posters[posters.count - 1]
-        graph += ";[v\(posterSinkIndex)]fps=fps=1:start_time=0:round=up,scale=w=\(poster.width):h=\(poster.height):out_range=tv,"
+        graph += ";[v\(posterSinkIndex)]select='eq(mod(n,\(posterStep)),\(posterStep / 2))',scale=w=\(poster.width):h=\(poster.height):out_range=tv,"
             + "format=yuv420p,signalstats[out\(posterSinkIndex)]"
         graph += ";[v\(storyboardSinkIndex)]fps=fps=1/\(storyboard.intervalSeconds):start_time=0:round=up,"
             + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_range=pc,format=yuv420p,setparams=range=pc,"

@@ -42,6 +42,12 @@ enum Checks {
                 tags.double("lavfi.signalstats.YHIGH") ?? -1)
     }
 
+    /// Mean luma (signalstats YAVG) of every frame of a video, in order.
+    static func frameLuma(_ path: String) throws -> [Double] {
+        let json = try Tool.ffprobe(["-f", "lavfi", "-show_entries", "frame_tags=lavfi.signalstats.YAVG", "movie=\(path),signalstats"])
+        return json.list("frames").compactMap { ($0["tags"] as? [String: Any])?.double("lavfi.signalstats.YAVG") }
+    }
+
     /// First frame of one fMP4 segment (init + media segment concatenated), decoded by ffprobe.
     static func firstFrameOfSegment(directory: String, segment: String) throws -> (key: Bool, type: String) {
         var data = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/init.mp4"))
