@@ -3,9 +3,10 @@ SWIFT ?= swift
 APT_PACKAGES := pkg-config ffmpeg python3 libavformat-dev libavcodec-dev libavutil-dev \
                 libswresample-dev libswscale-dev libavfilter-dev
 # Independent HLS player for the tests (playbin3 + hlsdemux2); a real PostgreSQL server for the
-# fleet's tests and demo (started by them in a temporary directory, never the system's cluster).
+# fleet's tests and demo (started by them in a temporary directory, never the system's cluster);
+# libwebp's own tools (webpmux, dwebp) to read the animated preview, which FFmpeg cannot decode.
 TEST_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
-                 gstreamer1.0-plugins-bad gstreamer1.0-libav postgresql
+                 gstreamer1.0-plugins-bad gstreamer1.0-libav postgresql webp
 PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfilter
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
@@ -50,7 +51,7 @@ webhook-bench: release
 	bash Benchmarks/webhooks.sh
 
 test-deps: deps
-	@if ! command -v gst-launch-1.0 >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing Debian packages: $(TEST_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
 	fi

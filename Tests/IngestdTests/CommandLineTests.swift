@@ -137,4 +137,24 @@ import Transcode
         let luma = try Checks.lumaStats("\(output.directory)/\(output.manifest.posters[0].path)")
         #expect(luma.high - luma.low > 40)
     }
+
+    /// A 1.2 s night clip whose only bright moment (0.2 s, between whole seconds) would be missed by
+    /// sampling once a second: the poster is at least half as bright as the source's brightest frame.
+    @Test func posterOfAShortDarkClipIsItsBrightMoment() async throws {
+        let clip = try await Fixtures.shared.generated("dark_flash.mp4", [
+            "-f", "lavfi", "-i", "color=c=0x0c0c0c:s=640x360:r=30:d=1.2,noise=alls=12:allf=t",
+            "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=1.2",
+            "-filter_complex", "[0:v][1:v]overlay=enable='between(t,0.5,0.7)'[v]", "-map", "[v]",
+            "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"])
+        let source = try Checks.frameLuma(clip)
+        let brightest = try #require(source.max())
+        let median = source.sorted()[source.count / 2]
+        #expect(source.count == 36 && brightest > 3 * median, "the clip is not dark with a bright moment: \(source)")
+        let output = try await Fixtures.shared.output(clip)
+        for poster in output.manifest.posters {
+            let luma = try Checks.lumaStats("\(output.directory)/\(poster.path)")
+            #expect(luma.average >= 0.5 * brightest, "\(poster.path): mean luma \(luma.average), source brightest \(brightest)")
+        }
+        #expect((0.5...0.7).contains(output.manifest.timings.posterAtSeconds))
+    }
 }

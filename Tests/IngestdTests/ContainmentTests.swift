@@ -300,6 +300,9 @@ import Transcode
             (nil, \.rungs[0].maxrateKbps, nil, 9.2e18, "rungs[0].maxrateKbps"),
             (nil, \.video.segmentSeconds, nil, 1e9, "video.segmentSeconds"),
             (nil, nil, \.limits.maxBytes, 9.2e18, "limits.maxBytes"),
+            (nil, \.preview.maxBytes, nil, 9.2e18, "preview.maxBytes"),
+            (nil, \.preview.seconds, nil, 1e9, "preview.seconds"),
+            (nil, \.preview.fps, nil, -9.2e18, "preview.fps"),
         ]
         for (double, int, int64, value, field) in cases {
             var preset = Preset.builtIn

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Ingest
 import Transcode
 
 /// What phones produce — rotation, HDR, 60 fps, odd sizes, no audio — comes out normalised.
@@ -70,6 +71,55 @@ import Transcode
         // The MP4 is the top rung's encode: identical frame count and sizes.
         let top = try Checks.frames("\(output.directory)/1080p/index.m3u8")
         #expect(try Checks.frames(path).count == top.count)
+    }
+
+    /// preview.webp, read by libwebp's own tools: 3 s at 12 fps looping forever, at the top rung's
+    /// shape with a 240 short side, within the budget, and listed in the manifest as it is.
+    @Test func previewIsAnInfiniteLoopWithinBudget() async throws {
+        let output = try await Fixtures.shared.output(Paths.sample("portrait_rotated.mp4"))
+        let listed = try #require(output.manifest.preview)
+        let path = "\(output.directory)/\(listed.path)"
+        let animation = try Checks.webpAnimation(path)
+        #expect(animation.width == 240 && animation.height == 426)
+        #expect(animation.width == listed.width && animation.height == listed.height)
+        #expect(animation.loop == 0)
+        #expect(animation.durations.count == 36 && listed.frames == 36 && listed.fps == 12)
+        #expect(abs(Double(animation.durations.reduce(0, +)) / 1000 - 3) < 0.05, "\(animation.durations)")
+        #expect(listed.durationSeconds == 3)
+        #expect(Checks.size(path) == listed.bytes && listed.bytes <= 300_000)
+        #expect(listed.startSeconds >= 0 && listed.startSeconds + 3 <= output.manifest.durationSeconds + 0.1)
+        let luma = try Checks.webpFirstFrameLuma(path)
+        #expect(luma.high - luma.low > 40, "the first preview frame is flat: \(luma)")
+    }
+
+    /// The byte budget is a hard limit: a noisy clip under a 20 kB budget still gets a loop, with
+    /// lower quality and fewer frames, never a larger file.
+    @Test func previewBudgetIsAHardLimit() async throws {
+        let clip = try await Fixtures.shared.generated("noise_preview.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=4,noise=alls=60:allf=t", "-c:v", "libx264", "-preset", "ultrafast", "-crf", "10"])
+        var preset = Preset.builtIn
+        preset.preview.maxBytes = 20_000
+        let destination = Paths.scratch("out-preview-budget")
+        try? FileManager.default.removeItem(atPath: destination)
+        let manifest = try await TranscodeJob(input: clip, destination: destination, preset: preset).run(logger: .init(label: "t"))
+        let listed = try #require(manifest.preview)
+        let path = "\(destination)/\(listed.path)"
+        #expect(Checks.size(path) <= 20_000 && Checks.size(path) == listed.bytes)
+        let animation = try Checks.webpAnimation(path)
+        #expect(animation.loop == 0 && animation.durations.count == listed.frames && listed.frames >= 2)
+        #expect(abs(Double(animation.durations.reduce(0, +)) / 1000 - listed.durationSeconds) < 0.05)
+        #expect(abs(listed.durationSeconds - 3) < 0.5)
+        #expect(animation.width == 426 && animation.height == 240)
+    }
+
+    /// A picture that never changes: libwebp stores one frame, and the manifest says so.
+    @Test func previewOfAStillPictureIsOneFrame() async throws {
+        let output = try await Fixtures.shared.output(Paths.sample("hdr_hlg.mp4"))
+        let listed = try #require(output.manifest.preview)
+        let result = try Tool.run("webpmux", ["-info", "\(output.directory)/\(listed.path)"])
+        #expect(result.status == 0 && result.stdout.contains("Canvas size: \(listed.width) x \(listed.height)"))
+        #expect(listed.frames == 1 && !result.stdout.contains("animation"), "\(result.stdout)")
+        #expect(abs(listed.durationSeconds - output.manifest.durationSeconds) < 0.1)
     }
 
     @Test func postersAndStoryboardAreRealPictures() async throws {

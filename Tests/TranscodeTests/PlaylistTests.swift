@@ -48,9 +48,31 @@ import Testing
     }
 
     @Test func posterScorePrefersDetailOverBlack() {
-        #expect(PosterPicker.isBlank(yLow: 16, yHigh: 18, yAverage: 16))
-        #expect(PosterPicker.isBlank(yLow: 230, yHigh: 235, yAverage: 233))
-        #expect(!PosterPicker.isBlank(yLow: 40, yHigh: 200, yAverage: 120))
         #expect(PosterPicker.score(yLow: 40, yHigh: 200, yAverage: 120) > PosterPicker.score(yLow: 16, yHigh: 60, yAverage: 20))
+        #expect(PosterPicker.score(yLow: 230, yHigh: 235, yAverage: 233) < 12)
+        #expect(PosterPicker.score(yLow: 16, yHigh: 18, yAverage: 16) < 12)
+    }
+
+    /// A detailed but dark frame loses to a later, flatter one five times brighter; a blown-out
+    /// flash does not raise the bar; ties go to the earlier frame.
+    @Test func posterIsNeverMuchDarkerThanTheBrightestCandidate() {
+        func pick(_ stats: [(low: Double, high: Double, average: Double)]) -> Double? {
+            var picker = PosterPicker()
+            for (index, s) in stats.enumerated() {
+                picker.add(.init(frame: Frame(), seconds: Double(index), brightness: s.average,
+                                 score: PosterPicker.score(yLow: s.low, yHigh: s.high, yAverage: s.average)))
+                #expect(picker.kept.count <= PosterPicker.capacity)
+            }
+            return picker.best?.seconds
+        }
+        #expect(pick([(16, 120, 40), (16, 110, 38), (60, 150, 200), (16, 100, 36)]) == 2)
+        #expect(pick([(40, 200, 120), (250, 255, 252), (40, 201, 120)]) == 0)
+        #expect(pick([(16, 20, 18), (16, 21, 19)]) == 0)
+        // Many candidates, brightness rising: still a few frames held, the brightest chosen.
+        let rising: [(low: Double, high: Double, average: Double)] = (0..<20).map { step in
+            let i = Double(step)
+            return (16, 60 + i * 8, 40 + i * 8)
+        }
+        #expect(pick(rising) == 19)
     }
 }

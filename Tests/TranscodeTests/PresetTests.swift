@@ -43,6 +43,18 @@ import Testing
         #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v.removeValue(forKey: "level"); $0["video"] = v }) == "video.level")
         #expect(field(try decodeError { var a = $0["audio"] as! [String: Any]; a["channels"] = 6; $0["audio"] = a }) == "audio.channels")
         #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v["segmentSeconds"] = 5; $0["video"] = v }) == "video.segmentSeconds")
+        #expect(field(try decodeError { var p = $0["preview"] as! [String: Any]; p["shortSide"] = 241; $0["preview"] = p }) == "preview.shortSide")
+        #expect(field(try decodeError { var p = $0["preview"] as! [String: Any]; p["fps"] = 0; $0["preview"] = p }) == "preview.fps")
+        #expect(field(try decodeError { var p = $0["preview"] as! [String: Any]; p["loop"] = 1; $0["preview"] = p }) == "preview.loop")
+        #expect(field(try decodeError { var p = $0["preview"] as! [String: Any]; p.removeValue(forKey: "maxBytes"); $0["preview"] = p }) == "preview.maxBytes")
+    }
+
+    /// Presets written before the preview existed still load, with the standard preview.
+    @Test func presetsWithoutAPreviewGetTheStandardOne() throws {
+        var object = try JSONSerialization.jsonObject(with: Preset.builtIn.canonicalJSON()) as! [String: Any]
+        object.removeValue(forKey: "preview")
+        let decoded = try Preset.decode(try JSONSerialization.data(withJSONObject: object), source: "old.json")
+        #expect(decoded.preview == .standard && decoded == Preset.builtIn)
     }
 
     @Test func loudnessNormalisationCanBeTurnedOff() throws {

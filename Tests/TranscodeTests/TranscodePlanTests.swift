@@ -93,6 +93,40 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
         }
     }
 
+    /// The preview loop keeps the top rung's shape at the preset's short side (never above the
+    /// top rung's), with even sides; turned off, its branch and sink are gone.
+    @Test func previewIsPlannedAtTheRungsAspect() throws {
+        let portrait = try #require(try TranscodePlan.make(probe: probe(width: 1080, height: 1920), preset: .builtIn).preview)
+        #expect(portrait == .init(width: 240, height: 426, fps: 12, frames: 36, maxBytes: 300_000))
+        let plan = try TranscodePlan.make(probe: probe(width: 3840, height: 2160, rotation: 90), preset: .builtIn)
+        #expect(plan.preview.map { "\($0.width)x\($0.height)" } == "240x426")
+        let odd = try TranscodePlan.make(probe: probe(width: 643, height: 361), preset: .builtIn)
+        #expect(odd.preview.map { "\($0.width)x\($0.height)" } == "426x240")
+        let tiny = try TranscodePlan.make(probe: probe(width: 200, height: 150), preset: .builtIn)
+        #expect(tiny.preview.map { "\($0.width)x\($0.height)" } == "200x150", "capped at the top rung")
+        #expect(plan.previewSinkIndex == plan.rungs.count + 2 && plan.videoSinkCount == plan.rungs.count + 3)
+        #expect(plan.videoFilterGraph.contains("fps=fps=12:start_time=0:round=up,scale=w=240:h=426"))
+        var preset = Preset.builtIn
+        preset.preview = .init(enabled: true, seconds: 5, fps: 10, shortSide: 320, maxBytes: 100_000)
+        let custom = try #require(try TranscodePlan.make(probe: probe(width: 1920, height: 1080), preset: preset).preview)
+        #expect(custom == .init(width: 568, height: 320, fps: 10, frames: 50, maxBytes: 100_000))
+        preset.preview.enabled = false
+        let off = try TranscodePlan.make(probe: probe(width: 1920, height: 1080), preset: preset)
+        #expect(off.preview == nil && off.previewSinkIndex == nil && off.videoSinkCount == off.rungs.count + 2)
+        #expect(!off.videoFilterGraph.contains("fps=fps=10"))
+    }
+
+    /// At least eight poster candidates over any clip, one a second at most apart over long ones.
+    @Test func posterCandidatesCoverShortClips() throws {
+        #expect(try TranscodePlan.make(probe: probe(width: 640, height: 360, duration: 1.2), preset: .builtIn).posterStep == 4)
+        #expect(try TranscodePlan.make(probe: probe(width: 640, height: 360, duration: 0.1), preset: .builtIn).posterStep == 1)
+        #expect(try TranscodePlan.make(probe: probe(width: 640, height: 360, duration: 5), preset: .builtIn).posterStep == 18)
+        #expect(try TranscodePlan.make(probe: probe(width: 640, height: 360, duration: 60), preset: .builtIn).posterStep == 30)
+        #expect(try TranscodePlan.make(probe: probe(width: 640, height: 360, duration: 0), preset: .builtIn).posterStep == 30)
+        let plan = try TranscodePlan.make(probe: probe(width: 640, height: 360, duration: 1.2), preset: .builtIn)
+        #expect(plan.videoFilterGraph.contains("select='eq(mod(n,4),2)'"))
+    }
+
     @Test func storyboardCoversTheDuration() throws {
         let plan = try TranscodePlan.make(probe: probe(width: 1080, height: 1920, duration: 23.4), preset: .builtIn)
         #expect(plan.storyboard.columns * plan.storyboard.rows >= 24)

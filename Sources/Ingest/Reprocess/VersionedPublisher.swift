@@ -64,6 +64,7 @@ public struct VersionedPublisher: Sendable {
         for index in manifest.posters.indices { manifest.posters[index].path = "\(version)/\(manifest.posters[index].path)" }
         manifest.storyboard.image = "\(version)/\(manifest.storyboard.image)"
         manifest.storyboard.track = "\(version)/\(manifest.storyboard.track)"
+        if let preview = manifest.preview { manifest.preview?.path = "\(version)/\(preview.path)" }
         try replace("\(root)/manifest.json", with: manifest.jsonData())
         try retireEverything(in: root, except: [version, "master.m3u8", "manifest.json"])
     }

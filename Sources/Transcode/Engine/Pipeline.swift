@@ -8,8 +8,15 @@ struct PipelineResult {
     var audioSeconds: Double
     var codecs: [String]
     var posterSeconds: Double
+    /// The preview loop as written, when the plan has one.
+    var preview: PreviewResult?
     /// True when the timeline was cut at the duration limit (preset `overLength: trim`).
     var trimmedToLimit: Bool
+}
+
+struct PreviewResult {
+    var written: WebPWriter.Written
+    var startSeconds: Double
 }
 
 /// The one pass: for each clip, demux → decode → normalise; then the joined timeline → fan-out
@@ -34,6 +41,7 @@ final class Pipeline {
     private let filtered = Frame()
     private var poster = PosterPicker()
     private var storyboard: Frame?
+    private var preview: PreviewPicker?
 
     /// Frames on the joined timeline so far, and frames out of the first rung.
     private var timelineFrames = 0
@@ -50,6 +58,7 @@ final class Pipeline {
         self.musicFile = musicFile
         self.layout = layout
         self.cancellation = cancellation
+        preview = plan.preview.map { PreviewPicker(length: $0.frames) }
         meter = ProgressMeter(totalSeconds: plan.estimatedSeconds, report: progress)
         let audio = try AudioTrack(plan: plan)
         self.audio = audio
@@ -89,10 +98,12 @@ final class Pipeline {
         try audio.finish(into: rungs)
         for rung in rungs { try rung.finish() }
         try writeThumbnails(duration: videoSeconds)
+        let previewResult = try writePreview()
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
         return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: audio.secondsOut,
                               codecs: rungs.map { EncoderFactory.codecString(h264: $0.encoder) },
-                              posterSeconds: poster.bestSeconds, trimmedToLimit: trimmedToLimit)
+                              posterSeconds: poster.best?.seconds ?? 0, preview: previewResult,
+                              trimmedToLimit: trimmedToLimit)
     }
 
     /// Appends one clip to the timeline: its frames continue the timeline's frame numbers, its
@@ -168,7 +179,7 @@ final class Pipeline {
         let sar = f.sample_aspect_ratio.num > 0 ? f.sample_aspect_ratio : AVRational(num: 1, den: 1)
         let arguments = "video_size=\(f.width)x\(f.height):pix_fmt=\(f.format)"
             + ":time_base=1/\(plan.frameRate):pixel_aspect=\(sar.num)/\(sar.den)"
-        let sinks = Array(repeating: "buffersink", count: plan.rungs.count + 2)
+        let sinks = Array(repeating: "buffersink", count: plan.videoSinkCount)
         return try FilterGraph(description: plan.videoFilterGraph,
                                sources: [FilterGraph.Source(filter: "buffer", arguments: arguments)], sinks: sinks)
     }
@@ -192,11 +203,24 @@ final class Pipeline {
         while try graph.pull(plan.storyboardSinkIndex, into: filtered) == .ready {
             if storyboard == nil { storyboard = filtered.reference() }
         }
+        if let index = plan.previewSinkIndex {
+            while try graph.pull(index, into: filtered) == .ready {
+                preview?.consider(filtered, seconds: Double(filtered.pointer.pointee.pts) * av_q2d(graph.sinkTimeBase(index)))
+            }
+        }
         try audio.encode(upTo: Double(framesOut) / Double(plan.frameRate), exact: false, into: rungs)
     }
 
+    /// Encodes the chosen preview loop within the plan's byte budget.
+    private func writePreview() throws -> PreviewResult? {
+        guard let planned = plan.preview, let picker = preview else { return nil }
+        guard !picker.best.isEmpty else { throw TranscodeError.internalFailure("preview graph produced no frame") }
+        let written = try WebPWriter.write(picker.best, fps: planned.fps, maxBytes: planned.maxBytes, to: layout.preview)
+        return PreviewResult(written: written, startSeconds: picker.bestStartSeconds)
+    }
+
     private func writeThumbnails(duration: Double) throws {
-        guard let best = poster.best else {
+        guard let best = poster.best?.frame else {
             throw TranscodeError.corruptInput(path: plan.clips[0].source.path, detail: "no frame available for a poster")
         }
         let sizes = plan.posters

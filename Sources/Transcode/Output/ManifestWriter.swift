@@ -42,6 +42,12 @@ enum ManifestWriter {
             storyboard: .init(image: OutputLayout.storyboardImageName, track: "storyboard.vtt",
                               columns: plan.storyboard.columns, rows: plan.storyboard.rows,
                               intervalSeconds: plan.storyboard.intervalSeconds),
+            preview: result.preview.map { preview in
+                .init(path: OutputLayout.previewName, width: preview.written.width, height: preview.written.height,
+                      frames: preview.written.frames, fps: preview.written.fps,
+                      durationSeconds: preview.written.durationSeconds, bytes: preview.written.bytes,
+                      startSeconds: preview.startSeconds)
+            },
             uploadID: uploadID,
             sources: plan.clips.map(\.source),
             music: plan.music?.source,

@@ -6,6 +6,7 @@
 ///     video.mp4              progressive H.264/AAC MP4 (faststart), the top rung's encode
 ///     poster_<W>x<H>.jpg     posters, one per size
 ///     storyboard.jpg/.vtt    scrubbing sprite and its WebVTT map
+///     preview.webp           animated preview loop
 ///     manifest.json          the ready record
 public struct OutputLayout: Sendable {
     public let directory: String
@@ -20,6 +21,8 @@ public struct OutputLayout: Sendable {
     public var storyboardTrack: String { "\(directory)/storyboard.vtt" }
     public static let mp4Name = "video.mp4"
     public static let storyboardImageName = "storyboard.jpg"
+    public var preview: String { "\(directory)/\(Self.previewName)" }
+    public static let previewName = "preview.webp"
 
     public func rungDirectory(_ rung: TranscodePlan.PlannedRung) -> String { "\(directory)/\(rung.name)" }
     public func playlist(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/index.m3u8" }

@@ -12,6 +12,8 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
     public var mp4: String
     public var posters: [Image]
     public var storyboard: StoryboardFiles
+    /// The animated preview loop (absent when the preset turns it off).
+    public var preview: Preview?
     /// The `id` from `upload.json` (absent for a plain video file).
     public var uploadID: String?
     /// The clips joined, in order (one for a plain video file).
@@ -61,6 +63,19 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
         public var columns: Int
         public var rows: Int
         public var intervalSeconds: Int
+    }
+
+    public struct Preview: Sendable, Codable, Equatable {
+        public var path: String
+        public var width: Int
+        public var height: Int
+        /// Frames in the file (identical neighbours are one longer frame).
+        public var frames: Int
+        public var fps: Double
+        public var durationSeconds: Double
+        public var bytes: Int
+        /// Where the loop starts on the output timeline.
+        public var startSeconds: Double
     }
 
     public struct PresetRef: Sendable, Codable, Equatable {

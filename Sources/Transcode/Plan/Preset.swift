@@ -10,6 +10,8 @@ public struct Preset: Sendable, Codable, Equatable {
     public var audio: Audio
     public var thumbnails: Thumbnails
     public var limits: Limits
+    /// The animated preview loop (absent from older presets: ``Preview/standard``).
+    public var preview: Preview = .standard
 
     public struct Video: Sendable, Codable, Equatable {
         /// libx264 speed preset (`ultrafast` … `veryslow`).
@@ -110,6 +112,19 @@ public struct Preset: Sendable, Codable, Equatable {
         public var storyboardColumns: Int
     }
 
+    /// The animated WebP preview loop (`preview.webp`): the most active `seconds` of the video.
+    public struct Preview: Sendable, Codable, Equatable {
+        public var enabled: Bool
+        public var seconds: Int
+        public var fps: Int
+        /// Short side of the loop, capped at the top rung's.
+        public var shortSide: Int
+        /// Hard limit on the file size: quality, then frame rate, give way to it.
+        public var maxBytes: Int
+
+        public static let standard = Preview(enabled: true, seconds: 3, fps: 12, shortSide: 240, maxBytes: 300_000)
+    }
+
     /// Limits checked against the probe before decoding, and against decoded time while decoding.
     public struct Limits: Sendable, Codable, Equatable {
         public var maxBytes: Int64
@@ -160,6 +175,15 @@ public struct Preset: Sendable, Codable, Equatable {
 }
 
 extension Preset {
+    /// `preview` may be absent (presets written before it existed): ``Preview/standard``.
+    public init(from decoder: any Swift.Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try c.decode(String.self, forKey: .name), video: try c.decode(Video.self, forKey: .video),
+                  rungs: try c.decode([Rung].self, forKey: .rungs), audio: try c.decode(Audio.self, forKey: .audio),
+                  thumbnails: try c.decode(Thumbnails.self, forKey: .thumbnails), limits: try c.decode(Limits.self, forKey: .limits),
+                  preview: try c.decodeIfPresent(Preview.self, forKey: .preview) ?? .standard)
+    }
+
     /// The built-in ladder; `Presets/default.json` is this value written out.
     public static let builtIn = Preset(
         name: "default",
@@ -269,6 +293,10 @@ extension Preset {
             throw fail("limits.maxSoundTrackSeconds", "must be in (0, \(Int(Limits.longestSeconds))]")
         }
         guard (1...100).contains(limits.maxClips) else { throw fail("limits.maxClips", "must be 1...100") }
+        guard (1...10).contains(preview.seconds) else { throw fail("preview.seconds", "must be 1...10") }
+        guard (1...30).contains(preview.fps) else { throw fail("preview.fps", "must be 1...30") }
+        guard (32...720).contains(preview.shortSide), preview.shortSide % 2 == 0 else { throw fail("preview.shortSide", "must be even and in 32...720") }
+        guard (10_000...50_000_000).contains(preview.maxBytes) else { throw fail("preview.maxBytes", "must be 10000...50000000") }
     }
 
     /// Canonical JSON (sorted keys), as written to `Presets/` and hashed.

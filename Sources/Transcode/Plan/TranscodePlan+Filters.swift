@@ -5,9 +5,21 @@
 /// (``videoFilterGraph``) to every rung and thumbnail. Audio likewise: one per clip
 /// (``clipAudioFilter(_:)``), the music (``musicFilter``), then the mix (``audioFilterGraph``).
 extension TranscodePlan {
-    /// Sink order in ``videoFilterGraph``: one per rung, then the poster and storyboard branches.
+    /// Sink order in ``videoFilterGraph``: one per rung, then the poster, storyboard and (when
+    /// planned) preview branches.
     public var posterSinkIndex: Int { rungs.count }
     public var storyboardSinkIndex: Int { rungs.count + 1 }
+    public var previewSinkIndex: Int? { preview == nil ? nil : rungs.count + 2 }
+    public var videoSinkCount: Int { rungs.count + (preview == nil ? 2 : 3) }
+
+    /// Poster candidates are every `posterStep`-th timeline frame, from the middle of the first
+    /// step: at least eight over any clip however short, at least one a second over a long one
+    /// (one a second when the length is unknown).
+    public var posterStep: Int {
+        let frames = Int((estimatedSeconds * Double(frameRate)).rounded(.down))
+        let candidates = max(8, Int(estimatedSeconds.rounded(.up)))
+        return frames > 0 ? max(1, min(frameRate, frames / candidates)) : frameRate
+    }
 
     private var sampleFormat: String {
         "aformat=sample_fmts=fltp:sample_rates=\(audio.sampleRate):channel_layouts=stereo"
@@ -58,7 +70,7 @@ extension TranscodePlan {
     /// (and bring a single clip's full-range video to TV range); joined clips already are 4:2:0
     /// TV range, so there a rung at the frame's own size is a pass-through.
     public var videoFilterGraph: String {
-        let branches = rungs.count + 2
+        let branches = videoSinkCount
         let labels = (0..<branches).map { "[v\($0)]" }.joined()
         let range = clips.contains(where: \.conform) ? "" : ":out_range=tv"
         var graph = "[in0]split=\(branches)\(labels)"
@@ -67,11 +79,16 @@ extension TranscodePlan {
                 + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709[out\(index)]"
         }
         let poster = posters[posters.count - 1]
-        graph += ";[v\(posterSinkIndex)]fps=fps=1:start_time=0:round=up,scale=w=\(poster.width):h=\(poster.height):out_range=tv,"
+        graph += ";[v\(posterSinkIndex)]select='eq(mod(n,\(posterStep)),\(posterStep / 2))',scale=w=\(poster.width):h=\(poster.height):out_range=tv,"
             + "format=yuv420p,signalstats[out\(posterSinkIndex)]"
         graph += ";[v\(storyboardSinkIndex)]fps=fps=1/\(storyboard.intervalSeconds):start_time=0:round=up,"
             + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_range=pc,format=yuv420p,setparams=range=pc,"
             + "tile=layout=\(storyboard.columns)x\(storyboard.rows)[out\(storyboardSinkIndex)]"
+        if let preview, let index = previewSinkIndex {
+            // YDIF (mean luma change from the previous preview frame) is the activity measure.
+            graph += ";[v\(index)]fps=fps=\(preview.fps):start_time=0:round=up,"
+                + "scale=w=\(preview.width):h=\(preview.height):flags=bicubic\(range),format=yuv420p,signalstats[out\(index)]"
+        }
         return graph
     }
 

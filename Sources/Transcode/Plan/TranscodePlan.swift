@@ -23,6 +23,8 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var audio: PlannedAudio
     public var posters: [PlannedSize]
     public var storyboard: PlannedStoryboard
+    /// The animated preview loop; nil when the preset turns it off.
+    public var preview: PlannedPreview?
     /// First frame index of each segment, for the estimated duration (more follow the same rule).
     public var segmentSeconds: Int
     public var initialSegmentSeconds: [Int]
@@ -70,6 +72,16 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
         public var cellHeight: Int
         public var columns: Int
         public var rows: Int
+    }
+
+    /// The preview loop: `frames` consecutive frames at `fps` (fewer when the video is shorter), at
+    /// the top rung's aspect, chosen while decoding and encoded as WebP within `maxBytes`.
+    public struct PlannedPreview: Sendable, Codable, Equatable {
+        public var width: Int
+        public var height: Int
+        public var fps: Int
+        public var frames: Int
+        public var maxBytes: Int
     }
 
     /// The top rung, which also feeds the progressive MP4.
@@ -185,6 +197,10 @@ extension TranscodePlan {
         let interval = preset.thumbnails.storyboardIntervalSeconds
         let cells = max(1, Int((estimated / Double(interval)).rounded(.up)))
         let columns = min(preset.thumbnails.storyboardColumns, cells)
+        let settings = preset.preview
+        let previewSize = fit(width: top.width, height: top.height, shortSide: min(settings.shortSide, min(top.width, top.height)))
+        let preview = settings.enabled ? PlannedPreview(width: previewSize.width, height: previewSize.height, fps: settings.fps,
+                                                        frames: settings.seconds * settings.fps, maxBytes: settings.maxBytes) : nil
 
         return TranscodePlan(
             clips: planned,
@@ -203,6 +219,7 @@ extension TranscodePlan {
             posters: posters,
             storyboard: PlannedStoryboard(intervalSeconds: interval, cellWidth: cell.width, cellHeight: cell.height,
                                           columns: columns, rows: (cells + columns - 1) / columns),
+            preview: preview,
             segmentSeconds: preset.video.segmentSeconds,
             initialSegmentSeconds: preset.video.initialSegmentSeconds,
             level: preset.video.level,

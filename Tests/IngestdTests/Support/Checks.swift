@@ -42,6 +42,38 @@ enum Checks {
                 tags.double("lavfi.signalstats.YHIGH") ?? -1)
     }
 
+    /// Mean luma (signalstats YAVG) of every frame of a video, in order.
+    static func frameLuma(_ path: String) throws -> [Double] {
+        let json = try Tool.ffprobe(["-f", "lavfi", "-show_entries", "frame_tags=lavfi.signalstats.YAVG", "movie=\(path),signalstats"])
+        return json.list("frames").compactMap { ($0["tags"] as? [String: Any])?.double("lavfi.signalstats.YAVG") }
+    }
+
+    /// An animated WebP as libwebp's own `webpmux -info` reads it: canvas, loop count (0 is
+    /// forever) and each frame's duration in milliseconds.
+    static func webpAnimation(_ path: String) throws -> (width: Int, height: Int, loop: Int, durations: [Int]) {
+        let result = try Tool.run("webpmux", ["-info", path])
+        guard result.status == 0 else { throw Tool.ProbeFailure(message: "webpmux -info \(path): \(result.stderr)") }
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        func numbers(_ line: String?) -> [Int] { (line ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) } }
+        let canvas = numbers(lines.first { $0.hasPrefix("Canvas size:") })
+        let loop = lines.first { $0.contains("Loop Count") }.flatMap { numbers(String($0.split(separator: ":").last ?? "")).first }
+        // Frame rows: "  1:   240   426    no        0        0       83 …" (number, w, h, alpha, x, y, duration).
+        let durations = lines.filter { $0.range(of: #"^\s*\d+:"#, options: .regularExpression) != nil }.map { numbers($0)[5] }
+        guard canvas.count == 2, let loop else { throw Tool.ProbeFailure(message: "not an animated WebP: \(result.stdout)") }
+        return (canvas[0], canvas[1], loop, durations)
+    }
+
+    /// The first frame of an animated WebP decoded by libwebp's `dwebp`, measured like ``lumaStats(_:)``.
+    static func webpFirstFrameLuma(_ path: String) throws -> (average: Double, low: Double, high: Double) {
+        let frame = Paths.scratch("frame-\(UUID().uuidString).webp"), picture = Paths.scratch("frame-\(UUID().uuidString).pam")
+        defer { for file in [frame, picture] { try? FileManager.default.removeItem(atPath: file) } }
+        for (tool, arguments) in [("webpmux", ["-get", "frame", "1", path, "-o", frame]), ("dwebp", [frame, "-pam", "-o", picture])] {
+            let result = try Tool.run(tool, arguments)
+            guard result.status == 0 else { throw Tool.ProbeFailure(message: "\(tool): \(result.stderr)") }
+        }
+        return try lumaStats(picture)
+    }
+
     /// First frame of one fMP4 segment (init + media segment concatenated), decoded by ffprobe.
     static func firstFrameOfSegment(directory: String, segment: String) throws -> (key: Bool, type: String) {
         var data = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/init.mp4"))
