@@ -11,7 +11,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps test-deps build release demo demo-fleet queue-bench webhook-bench test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: all deps test-deps build release demo demo-fleet queue-bench webhook-bench bench-3g test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -49,6 +49,12 @@ queue-bench: release test-deps
 
 webhook-bench: release
 	bash Benchmarks/webhooks.sh
+
+# Plays on 3G (issue #17): each clip's ingestd and ffmpeg CLI ladders in headless Chromium's native
+# HLS player at 750 kbit/s / 300 ms and 400 kbit/s / 400 ms (installs Debian's chromium when
+# missing); first frame, first frame -> end, stalls, heights played (see Benchmarks/3g.sh).
+bench-3g: release
+	Benchmarks/3g.sh
 
 test-deps: deps
 	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \

@@ -56,7 +56,7 @@ TARGETS = {
 }
 
 PLAYER_HTML = r"""<!doctype html>
-<meta charset="utf-8"><title>3g</title>
+<meta charset="utf-8"><title>3g</title><link rel="icon" href="data:,">
 <body style="margin:0;background:#000">
 <video id="v" muted autoplay playsinline></video>
 <script>

@@ -86,6 +86,9 @@ enum Report {
         lines.append("  master  \(out)/\(manifest.master)")
         lines.append("  mp4     \(out)/\(manifest.mp4)")
         lines.append("  posters \(manifest.posters.map(\.path).joined(separator: " "))")
+        if let preview = manifest.preview {
+            lines.append("  preview \(preview.path)  \(preview.width)x\(preview.height)  \(String(format: "%.1f", preview.durationSeconds)) s from \(String(format: "%.1f", preview.startSeconds)) s  \(preview.bytes / 1000) KB")
+        }
         print(lines.joined(separator: "\n"))
     }
 }

@@ -21,9 +21,11 @@ struct TranscodeCommand: AsyncParsableCommand {
 
         Output layout:
           master.m3u8          multivariant playlist (measured BANDWIDTH)
-          360p/ 720p/ 1080p/   media playlists, fMP4 init.mp4 + seg_NNN.m4s
+          234p/ 360p/ 720p/ 1080p/
+                               media playlists, fMP4 init.mp4 + seg_NNN.m4s
           video.mp4            H.264/AAC MP4, faststart (the top rung's encode)
           poster_WxH.jpg       posters in three sizes
+          preview.webp         animated loop of the liveliest 3 s (a few hundred KB at most)
           storyboard.jpg/.vtt  scrubbing sprite and its WebVTT map
           manifest.json        the ready record (also printed with --json)
 

@@ -30,7 +30,7 @@ import Testing
     @Test func refusedDeliveriesSurviveKillNineAndArriveSignedWithTheirData() throws {
         let setup = try setUp("kill")
         let receiver = try WebhookReceiver(secret: setup.secret, mode: .refuseFirst, directory: "\(setup.base)/receiver")
-        let arguments = ["--webhook", receiver.url, "--webhook-secret-file", setup.secretFile, "--webhook-schedule", "0,3,3,3"]
+        let arguments = ["--webhook", receiver.url, "--webhook-secret-file", setup.secretFile, "--webhook-schedule", "0,10,10"]
         var daemon: Daemon? = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
         try Daemon.drop(Paths.sample("noaudio_odd.webm"), into: setup.spool, as: "good.webm")
         try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: setup.spool, as: "broken.mp4")
@@ -40,7 +40,8 @@ import Testing
         try Data(#"{"id": "app-upload-77", "clips": [{"file": "gone.mp4"}]}"#.utf8).write(to: URL(fileURLWithPath: "\(directory)/upload.json"))
         try FileManager.default.moveItem(atPath: directory, toPath: "\(setup.spool)/incoming/dir-upload")
 
-        // Every first delivery is refused (503); kill -9 the daemon once all three were refused.
+        // Every first delivery is refused (503); kill -9 the daemon once all three were refused
+        // (the retries are 10 s away, so all three are still pending then).
         try Daemon.wait(timeout: 120, "three refused first deliveries") { Set(receiver.deliveries.filter { $0.status == 503 }.map(\.id)).count == 3 }
         kill(daemon!.pid, SIGKILL)
         daemon!.process.waitUntilExit()
@@ -74,6 +75,9 @@ import Testing
         }
         let posters = published["posters"] as? [[String: Any]] ?? []
         #expect(!posters.isEmpty && posters.allSatisfy { FileManager.default.fileExists(atPath: "\(setup.cdn)/\($0["path"] as? String ?? "-")") })
+        let preview = try #require(published["preview"] as? [String: Any], "the animated preview is announced")
+        #expect(preview["path"] as? String == "\(job)/preview.webp" && FileManager.default.fileExists(atPath: "\(setup.cdn)/\(job)/preview.webp"))
+        #expect((preview["bytes"] as? Int ?? 0) > 0 && (preview["width"] as? Int ?? 0) > 0)
         let refusals = byType["upload.rejected"] ?? []
         let codes = Dictionary(uniqueKeysWithValues: refusals.map { ($0.data["uploadId"] as? String ?? "(file)", ($0.data["reason"] as? [String: Any])?["code"] as? String) })
         #expect(codes == ["(file)": "corrupt_input", "app-upload-77": "bad_upload"], "\(codes)")
