@@ -68,7 +68,7 @@ struct ProbeCommand: ParsableCommand {
             for rung in plan.rungs {
                 print("  \(rung.name): \(rung.width)x\(rung.height) crf \(rung.crf) maxrate \(rung.maxrateKbps)k bufsize \(rung.bufsizeKbps)k")
             }
-            print("  segments: \(plan.initialSegmentSeconds.map(String.init).joined(separator: "+")) s then \(plan.segmentSeconds) s")
+            print("  segments: \(plan.initialSegmentSeconds.map { String(format: "%g", $0) }.joined(separator: "+")) s then \(plan.segmentSeconds) s")
         } catch {
             throw Report.fail(error, json: json)
         }

@@ -66,11 +66,11 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
     @Test func segmentsStartShortThenSettleAtTarget() throws {
         let plan = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, duration: 30), preset: .builtIn)
         let starts = (0..<900).filter(plan.startsSegment(frame:))
-        // 1 s, 1 s, 2 s for a fast start, then the 6 s target.
-        #expect(starts == [0, 30, 60, 120, 300, 480, 660, 840])
-        // Every segment start is a keyframe (the 1 s one off the 2 s grid too); keyframes every 2 s.
+        // 0.5 s, 1.5 s, 2 s for a fast start, then the 6 s target.
+        #expect(starts == [0, 15, 60, 120, 300, 480, 660, 840])
+        // Every segment start is a keyframe (the 0.5 s one off the 2 s grid too); keyframes every 2 s.
         for start in starts { #expect(plan.isKeyframe(frame: start)) }
-        #expect((0..<900).filter(plan.isKeyframe(frame:)) == (Array(stride(from: 0, to: 900, by: 60)) + [30]).sorted())
+        #expect((0..<900).filter(plan.isKeyframe(frame:)) == (Array(stride(from: 0, to: 900, by: 60)) + [15]).sorted())
     }
 
     @Test func silentTrackWhenSourceHasNoAudio() throws {

@@ -41,7 +41,7 @@ final class RungEncoder: @unchecked Sendable {
         // start a planned segment keep their keyframe flag on the way in (see `write`), and
         // hls_time is shorter than any planned segment, so the muxer cuts at each of them.
         try hls.writeHeader(options: [
-            "hls_time": "0.5",
+            "hls_time": "0.1",
             "hls_list_size": "0",
             "hls_playlist_type": "vod",
             "hls_segment_type": "fmp4",

@@ -24,12 +24,12 @@ public struct Preset: Sendable, Codable, Equatable {
         /// Target segment duration (`#EXT-X-TARGETDURATION`).
         public var segmentSeconds: Int
         /// Shorter segments at the start, so playback begins quickly on slow links.
-        public var initialSegmentSeconds: [Int]
+        public var initialSegmentSeconds: [Double]
         /// How a clip whose shape differs from the first clip's frame is made to fit it.
         public var clipFit: ClipFit
 
         public init(encoderPreset: String, level: String, frameRate: Int, gopSeconds: Int, segmentSeconds: Int,
-                    initialSegmentSeconds: [Int], clipFit: ClipFit = .fit) {
+                    initialSegmentSeconds: [Double], clipFit: ClipFit = .fit) {
             self.encoderPreset = encoderPreset
             self.level = level
             self.frameRate = frameRate
@@ -47,7 +47,7 @@ public struct Preset: Sendable, Codable, Equatable {
                       frameRate: try c.decode(Int.self, forKey: .frameRate),
                       gopSeconds: try c.decode(Int.self, forKey: .gopSeconds),
                       segmentSeconds: try c.decode(Int.self, forKey: .segmentSeconds),
-                      initialSegmentSeconds: try c.decode([Int].self, forKey: .initialSegmentSeconds),
+                      initialSegmentSeconds: try c.decode([Double].self, forKey: .initialSegmentSeconds),
                       clipFit: try c.decodeIfPresent(ClipFit.self, forKey: .clipFit) ?? .fit)
         }
     }
@@ -188,7 +188,7 @@ extension Preset {
     public static let builtIn = Preset(
         name: "default",
         video: Video(encoderPreset: "veryfast", level: "4.1", frameRate: 30, gopSeconds: 2,
-                     segmentSeconds: 6, initialSegmentSeconds: [1, 1, 2]),
+                     segmentSeconds: 6, initialSegmentSeconds: [0.5, 1.5, 2]),
         // The bottom two are cellular-safe (Apple's authoring spec: 145 kbit/s at 416×234,
         // 365 kbit/s at 640×360), with lighter sound; players start on the first one listed.
         rungs: [
@@ -247,8 +247,12 @@ extension Preset {
             throw fail("video.segmentSeconds", "must be a multiple of gopSeconds (\(video.gopSeconds)) up to 60")
         }
         guard video.initialSegmentSeconds.count <= 10 else { throw fail("video.initialSegmentSeconds", "at most 10 entries") }
-        for (index, seconds) in video.initialSegmentSeconds.enumerated() where seconds < 1 || seconds > video.segmentSeconds {
-            throw fail("video.initialSegmentSeconds[\(index)]", "must be 1 second to segmentSeconds (each segment starts with a keyframe)")
+        for (index, seconds) in video.initialSegmentSeconds.enumerated() {
+            let frames = seconds * Double(video.frameRate)
+            guard seconds >= 0.1, seconds <= Double(video.segmentSeconds), abs(frames - frames.rounded()) < 1e-6 else {
+                throw fail("video.initialSegmentSeconds[\(index)]",
+                           "must be 0.1 s to segmentSeconds and a whole number of frames (each segment starts with a keyframe)")
+            }
         }
         guard (1...10).contains(rungs.count) else { throw fail("rungs", "1 to 10 rungs are required") }
         for (index, rung) in rungs.enumerated() {

@@ -27,7 +27,7 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var preview: PlannedPreview?
     /// First frame index of each segment, for the estimated duration (more follow the same rule).
     public var segmentSeconds: Int
-    public var initialSegmentSeconds: [Int]
+    public var initialSegmentSeconds: [Double]
     public var level: String
     public var encoderPreset: String
     public var maxDurationSeconds: Double
@@ -304,7 +304,7 @@ extension TranscodePlan {
         var start = 0
         for seconds in initialSegmentSeconds {
             if index == start { return true }
-            start += seconds * frameRate
+            start += Int((seconds * Double(frameRate)).rounded())
         }
         return index >= start && (index - start) % (segmentSeconds * frameRate) == 0
     }
