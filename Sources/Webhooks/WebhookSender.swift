@@ -10,7 +10,8 @@ import ServiceLifecycle
 public struct WebhookEndpoint: Sendable {
     public var url: String
     public var secret: WebhookSecret
-    /// Delay before each attempt, in seconds; the first is normally 0. Past the last the event is dead.
+    /// Delay before each attempt after the first, in seconds (the first attempt is immediate, so
+    /// the first entry is 0 by convention); after the last attempt the event is dead.
     public var schedule: [Double]
     /// Limit of one attempt (connect, send, answer).
     public var timeoutSeconds: Double
@@ -50,7 +51,9 @@ public actor WebhookSender: Service {
 
     public func run() async throws {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.timeout = .init(connect: .seconds(5))
+        // The deadline of `execute` covers the answer's head only: the read timeout bounds a
+        // receiver that answers and then stalls in the body.
+        configuration.timeout = .init(connect: .seconds(5), read: .milliseconds(Int64(endpoint.timeoutSeconds * 1000)))
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.wake = wake
@@ -68,6 +71,7 @@ public actor WebhookSender: Service {
             await withGracefulShutdownHandler {
                 for await _ in wakeups.cancelOnGracefulShutdown() where inFlight.count < endpoint.concurrency {
                     let due: [OutboxEvent]
+                    watcher?.keep(only: [])  // only wake-ups matter here, not the names it saw
                     do {
                         due = try await outbox.due(limit: endpoint.concurrency - inFlight.count, excluding: inFlight, reserve: reserve)
                     } catch {

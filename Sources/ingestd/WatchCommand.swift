@@ -111,7 +111,11 @@ struct WatchCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let endpoint {
             configuration.outbox = configuration.spool.outbox
-            try configuration.spool.outbox.create()
+            do {
+                try configuration.spool.outbox.create()
+            } catch {
+                throw Report.fail(error, json: false)
+            }
             configuration.spool.outbox.prune(deliveredBefore: Date().addingTimeInterval(-7 * 86_400))
             services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: configuration.spool.outbox, logger: logger)))
         }

@@ -14,7 +14,7 @@ struct WebhookOption: ParsableArguments {
     var webhookSecretFile: String?
 
     @Option(help: ArgumentHelp(
-        "Seconds before each delivery attempt, comma-separated; after the last the event is kept as dead (default: the specification's 0,5,300,1800,7200,18000,36000,36000).",
+        "One entry per delivery attempt, comma-separated: the first attempt is immediate (0), each later one waits its entry in seconds after the previous failure; after the last the event is kept as dead (default: the specification's 0,5,300,1800,7200,18000,36000,36000).",
         valueName: "list"))
     var webhookSchedule: String?
 

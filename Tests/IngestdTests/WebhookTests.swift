@@ -123,6 +123,22 @@ import Testing
         _ = daemon
     }
 
+    /// A receiver that answers 200 and then never sends the body it announced: the answer
+    /// counts (2xx), and the stalled read ends at the timeout instead of holding the slot forever.
+    @Test func aReceiverStallingInTheBodyDoesNotHoldTheSender() throws {
+        let setup = try setUp("stall")
+        let receiver = try WebhookReceiver(secret: setup.secret, mode: .stallBody, directory: "\(setup.base)/receiver")
+        let daemon = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: [
+            "--webhook", receiver.url, "--webhook-secret-file", setup.secretFile, "--webhook-timeout", "1"])
+        try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: setup.spool, as: "one.mp4")
+        try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: setup.spool, as: "two.mp4")
+        try Daemon.wait(timeout: 60, "both events recorded as delivered") {
+            ((try? status(setup.spool)["webhooks"] as? [String: Any])??["delivered"] as? Int) == 2
+        }
+        #expect(receiver.deliveries.count == 2, "each sent once: \(receiver.deliveries.map(\.id))")
+        _ = daemon
+    }
+
     @Test func theSecretFileMustBePrivateAndWellFormed() throws {
         let setup = try setUp("secret")
         let path = setup.secretFile

@@ -5,7 +5,8 @@ Webhooks signatures with Python's own hmac, and logs every request as one JSON l
   webhook_receiver.py --secret whsec_... --port-file F --log F [--refuse-first] [--hang]
 
 --refuse-first answers 503 to the first delivery of each webhook-id, 2xx to later ones;
---hang never answers. A request whose signature does not verify gets 401.
+--hang never answers; --stall-body answers 200 with a body it never sends. A request whose
+signature does not verify gets 401.
 """
 import argparse, base64, hashlib, hmac, json, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +17,7 @@ parser.add_argument("--port-file", required=True)
 parser.add_argument("--log", required=True)
 parser.add_argument("--refuse-first", action="store_true")
 parser.add_argument("--hang", action="store_true")
+parser.add_argument("--stall-body", action="store_true")
 args = parser.parse_args()
 key = base64.b64decode(args.secret[len("whsec_"):])
 seen = set()
@@ -56,6 +58,12 @@ class Handler(BaseHTTPRequestHandler):
         with lock, open(args.log, "a") as log:
             log.write(json.dumps(record) + "\n")
         if args.hang:
+            time.sleep(3600)
+        if args.stall_body:
+            self.send_response(200)
+            self.send_header("content-length", "100")
+            self.end_headers()
+            self.wfile.flush()
             time.sleep(3600)
         self.send_response(status)
         self.send_header("content-length", "0")
