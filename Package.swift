@@ -61,6 +61,11 @@ let package = Package(
         // Coverage-guided fuzzing of the probe/plan path and the upload.json and preset parsers
         // (`make fuzz`); built plainly, it replays a corpus (the regression tests use it).
         .executableTarget(name: "ingestd-fuzz", dependencies: ["Ingest", "Transcode"]),
+        // The transcode path alone, for the AddressSanitizer run (Tests/asan.sh): it builds
+        // without the fleet's and the webhooks' dependencies.
+        .executableTarget(name: "ingestd-asan", dependencies: [
+            "Ingest", "Transcode", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "TranscodeTests", dependencies: ["Transcode"]),
         .testTarget(name: "IngestdTests", dependencies: [
             "Transcode", "Ingest", "Fleet", "Webhooks",
