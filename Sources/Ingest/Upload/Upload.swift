@@ -47,9 +47,7 @@ public struct Upload: Sendable {
         }
         guard case .directory(let directory)? = entry,
               let data = try? directory.read(manifestName, limit: maxManifestBytes),
-              let id = (try? JSONDecoder().decode(Declared.self, from: data))?.id,
-              (1...128).contains(id.utf8.count), !id.hasPrefix("."),
-              id.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) })
+              let id = (try? JSONDecoder().decode(Declared.self, from: data))?.id, UploadManifest.isValidID(id)
         else { return nil }
         return id
     }

@@ -18,6 +18,12 @@ import Transcode
 public struct UploadManifest: Sendable, Codable, Equatable {
     /// The uploader's id for this upload: 1–128 of `A–Z a–z 0–9 . _ -`, not starting with a dot.
     public var id: String
+
+    /// Whether `id` follows the rule above.
+    public static func isValidID(_ id: String) -> Bool {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        return (1...128).contains(id.count) && id.allSatisfy(allowed.contains) && !id.hasPrefix(".")
+    }
     /// The clips, in playback order.
     public var clips: [Clip]
     /// The sound track, if any.

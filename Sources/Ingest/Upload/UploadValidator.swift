@@ -59,8 +59,7 @@ struct UploadValidator {
     }
 
     private func validateID(_ id: String) throws {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-        guard (1...128).contains(id.count), id.allSatisfy(allowed.contains), !id.hasPrefix(".") else {
+        guard UploadManifest.isValidID(id) else {
             throw bad("id", "must be 1-128 of A-Z a-z 0-9 . _ - and not start with a dot")
         }
     }
