@@ -15,8 +15,8 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
         #expect(plan.rungs.map { "\($0.width)x\($0.height)" } == ["234x416", "360x640", "720x1280", "1080x1920"])
         #expect(plan.rungs.map(\.name) == ["234p", "360p", "720p", "1080p"])
         // The cellular-safe bottom carries lighter sound: one AAC encode per bitrate, one mix.
-        #expect(plan.rungs.map(\.audioBitrateKbps) == [48, 64, 128, 128])
-        #expect(plan.audioBitratesKbps == [48, 64, 128])
+        #expect(plan.rungs.map(\.audioBitrateKbps) == [32, 64, 128, 128])
+        #expect(plan.audioBitratesKbps == [32, 64, 128])
         #expect(plan.rungs[0].maxrateKbps + plan.rungs[0].audioBitrateKbps <= 300, "the bottom rung fits a 3G link with room")
     }
 
@@ -66,11 +66,11 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
     @Test func segmentsStartShortThenSettleAtTarget() throws {
         let plan = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, duration: 30), preset: .builtIn)
         let starts = (0..<900).filter(plan.startsSegment(frame:))
-        // 0.5 s, 1.5 s, 2 s for a fast start, then the 6 s target.
-        #expect(starts == [0, 15, 60, 120, 300, 480, 660, 840])
-        // Every segment start is a keyframe (the 0.5 s one off the 2 s grid too); keyframes every 2 s.
+        // 0.5 s, 1 s, 2.5 s for a fast start, then the 6 s target.
+        #expect(starts == [0, 15, 45, 120, 300, 480, 660, 840])
+        // Every segment start is a keyframe (the 0.5 s and 1.5 s ones off the 2 s grid too); keyframes every 2 s.
         for start in starts { #expect(plan.isKeyframe(frame: start)) }
-        #expect((0..<900).filter(plan.isKeyframe(frame:)) == (Array(stride(from: 0, to: 900, by: 60)) + [15]).sorted())
+        #expect((0..<900).filter(plan.isKeyframe(frame:)) == (Array(stride(from: 0, to: 900, by: 60)) + [15, 45]).sorted())
     }
 
     @Test func silentTrackWhenSourceHasNoAudio() throws {

@@ -188,11 +188,11 @@ extension Preset {
     public static let builtIn = Preset(
         name: "default",
         video: Video(encoderPreset: "veryfast", level: "4.1", frameRate: 30, gopSeconds: 2,
-                     segmentSeconds: 6, initialSegmentSeconds: [0.5, 1.5, 2]),
+                     segmentSeconds: 6, initialSegmentSeconds: [0.5, 1, 2.5]),
         // The bottom two are cellular-safe (Apple's authoring spec: 145 kbit/s at 416×234,
         // 365 kbit/s at 640×360), with lighter sound; players start on the first one listed.
         rungs: [
-            Rung(name: "234p", shortSide: 234, crf: 28, maxrateKbps: 160, bufsizeKbps: 160, audioBitrateKbps: 48),
+            Rung(name: "234p", shortSide: 234, crf: 28, maxrateKbps: 160, bufsizeKbps: 160, audioBitrateKbps: 32),
             Rung(name: "360p", shortSide: 360, crf: 26, maxrateKbps: 500, bufsizeKbps: 750, audioBitrateKbps: 64),
             Rung(name: "720p", shortSide: 720, crf: 24, maxrateKbps: 3000, bufsizeKbps: 6000),
             Rung(name: "1080p", shortSide: 1080, crf: 23, maxrateKbps: 6000, bufsizeKbps: 12000),
