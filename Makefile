@@ -11,7 +11,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps test-deps build release demo demo-fleet queue-bench webhook-bench bench-3g test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: all deps test-deps build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -56,6 +56,9 @@ webhook-bench: release
 bench-3g: release
 	Benchmarks/3g.sh
 
+bench-passthrough: release
+	Benchmarks/passthrough.sh
+
 test-deps: deps
 	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing Debian packages: $(TEST_PACKAGES)"; \
@@ -68,6 +71,7 @@ test: test-deps
 
 bench: release
 	Benchmarks/ladder.sh
+	Benchmarks/passthrough.sh
 	Benchmarks/merge.sh
 	Benchmarks/daemon.sh
 	Benchmarks/reprocess.sh

@@ -10,8 +10,9 @@ struct ProbeCommand: ParsableCommand {
         discussion: """
         Prints each clip's streams and how it is normalised (rotation, tone mapping, trim, fit), \
         the sound track, then the plan: output frame, the rungs with their sizes and rate control, \
-        segment layout. upload.json and the preset's limits are checked; an upload that would be \
-        rejected fails here with the same message and exit status as transcode (headers only:
+        segment layout, and whether the top rung is the upload's own H.264 (passthrough) or \
+        encoded, with the condition that decided it. upload.json and the preset's limits are checked; an upload that would be \
+        rejected fails here with the same message and exit status as transcode (headers only: \
         limits on decoded time are enforced while transcoding).
 
         Examples:
@@ -66,9 +67,16 @@ struct ProbeCommand: ParsableCommand {
             print("plan (preset \(plan.presetName) \(plan.presetHash)):")
             print("  frame \(plan.displayWidth)x\(plan.displayHeight), \(plan.frameRate) fps CFR, GOP \(plan.gopFrames) frames, about \(String(format: "%.2f", plan.estimatedSeconds)) s")
             for rung in plan.rungs {
-                print("  \(rung.name): \(rung.width)x\(rung.height) crf \(rung.crf) maxrate \(rung.maxrateKbps)k bufsize \(rung.bufsizeKbps)k")
+                let copied = plan.passesTopRungThrough && rung == plan.topRung
+                print("  \(rung.name): \(rung.width)x\(rung.height) " + (copied ? "the upload's own H.264, copied"
+                    : "crf \(rung.crf) maxrate \(rung.maxrateKbps)k bufsize \(rung.bufsizeKbps)k"))
             }
-            print("  segments: \(plan.initialSegmentSeconds.map { String(format: "%g", $0) }.joined(separator: "+")) s then \(plan.segmentSeconds) s")
+            print("  top rung: \(plan.topRungDecision.mode.rawValue) (\(plan.topRungDecision.reason))")
+            if let starts = plan.segmentStartFrames {
+                print("  segments: at the upload's IDRs, starting at \(starts.map { String(format: "%g", Double($0) / Double(plan.frameRate)) }.joined(separator: ", ")) s")
+            } else {
+                print("  segments: \(plan.initialSegmentSeconds.map { String(format: "%g", $0) }.joined(separator: "+")) s then \(plan.segmentSeconds) s")
+            }
         } catch {
             throw Report.fail(error, json: json)
         }

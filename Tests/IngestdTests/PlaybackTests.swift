@@ -29,8 +29,14 @@ import Transcode
         }
     }
 
-    @Test func ffmpegPlaysEveryRungToTheEndOverHTTP() async throws {
-        let output = try await Fixtures.shared.output(Paths.sample("portrait_rotated.mp4"))
+    /// A rotated phone recording (every rung encoded) and an app upload (top rung passed through).
+    static func source(_ name: String) async throws -> String {
+        name == "app" ? try await PassthroughTests.appUpload() : Paths.sample("portrait_rotated.mp4")
+    }
+
+    @Test(arguments: ["portrait_rotated", "app"])
+    func ffmpegPlaysEveryRungToTheEndOverHTTP(_ name: String) async throws {
+        let output = try await Fixtures.shared.output(Self.source(name))
         let server = try Server(root: output.directory)
         let expectedFrames = Int((output.manifest.durationSeconds * 30).rounded())
         for rendition in output.manifest.renditions {
@@ -47,9 +53,9 @@ import Transcode
         #expect(master.list("streams").filter { $0.string("codec_type") == "video" }.count == 4)
     }
 
-    @Test(.enabled(if: Tool.exists("gst-launch-1.0"), "GStreamer is not installed"))
-    func gstreamerPlaybinPlaysTheMasterPlaylist() async throws {
-        let output = try await Fixtures.shared.output(Paths.sample("portrait_rotated.mp4"))
+    @Test(.enabled(if: Tool.exists("gst-launch-1.0"), "GStreamer is not installed"), arguments: ["portrait_rotated", "app"])
+    func gstreamerPlaybinPlaysTheMasterPlaylist(_ name: String) async throws {
+        let output = try await Fixtures.shared.output(Self.source(name))
         let server = try Server(root: output.directory)
         let result = try Tool.run("timeout", ["120", "gst-launch-1.0", "playbin3",
                                               "uri=http://127.0.0.1:\(server.port)/master.m3u8",

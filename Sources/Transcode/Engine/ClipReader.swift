@@ -5,11 +5,14 @@ internal import CFFmpeg
 ///
 /// ``next()`` hands out the clip's normalised video frames (on its own 1/frameRate grid from 0)
 /// and sound (48 kHz stereo planar float, gaps filled, so sample position is time), interleaved
-/// as they come. Each packet is decoded once; the file is closed when the reader goes away.
+/// as they come; with `forwardsVideoPackets`, also each compressed video packet (timestamps from
+/// the clip's start, in the stream's time base) for a passed-through top rung. Each packet is
+/// decoded once; the file is closed when the reader goes away.
 final class ClipReader {
     enum Output {
         case video(Frame)
         case audio(Frame)
+        case videoPacket(Packet)
     }
 
     private let plan: TranscodePlan
@@ -39,6 +42,8 @@ final class ClipReader {
     private var framesOut = 0
     private var samplesOut: Int64 = 0
     private var damaged = 0
+    private let forwardsVideoPackets: Bool
+    private var forwarded: Packet?
 
     var path: String { clip.source.path }
 
@@ -50,9 +55,10 @@ final class ClipReader {
         return min(decoded, Double(end - clip.startFrame) / Double(plan.frameRate))
     }
 
-    init(clip: PlannedClip, file: SourceFile, plan: TranscodePlan) throws {
+    init(clip: PlannedClip, file: SourceFile, plan: TranscodePlan, forwardsVideoPackets: Bool = false) throws {
         self.plan = plan
         self.clip = clip
+        self.forwardsVideoPackets = forwardsVideoPackets
         let input = try InputContext(file: file)
         guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
         videoStream = video
@@ -79,6 +85,10 @@ final class ClipReader {
     /// sound covers the video (or has ended too).
     func next() throws -> Output? {
         while true {
+            if let packet = forwarded {
+                forwarded = nil
+                return .videoPacket(packet)
+            }
             if !videoDone, let graph = videoGraph {
                 switch try graph.pull(0, into: output) {
                 case .ready:
@@ -125,12 +135,21 @@ final class ClipReader {
             return
         }
         if packet.streamIndex == videoStream, !videoDone {
+            if forwardsVideoPackets { forwarded = shiftedCopy(of: packet) }
             if !(try videoDecoder.send(packet)) { damaged += 1 }
             try receiveVideo()
         } else if packet.streamIndex == audioStream, !audioDone, let audioDecoder {
             if !(try audioDecoder.send(packet)) { damaged += 1 }
             try receiveAudio(audioDecoder)
         }
+    }
+
+    private func shiftedCopy(of packet: Packet) -> Packet {
+        let copy = packet.reference()
+        let p = copy.pointer
+        if p.pointee.pts != cff_nopts() { p.pointee.pts &-= videoOffset }
+        if p.pointee.dts != cff_nopts() { p.pointee.dts &-= videoOffset }
+        return copy
     }
 
     private func receiveVideo() throws {

@@ -62,9 +62,8 @@ enum EncoderFactory {
         }
     }
 
-    /// RFC 6381 codec string of an H.264 encoder, read from its avcC extradata.
-    static func codecString(h264 encoder: Encoder) -> String {
-        let avcC = encoder.extradata
+    /// RFC 6381 codec string of H.264, read from its avcC extradata (an encoder's or a copied stream's).
+    static func codecString(avcC: [UInt8]) -> String {
         guard avcC.count >= 4, avcC[0] == 1 else { return "avc1.640029" }
         return "avc1." + avcC[1...3].map { String(format: "%02x", $0) }.joined()
     }

@@ -67,8 +67,15 @@ final class Pipeline {
             try FileManager.default.createDirectory(atPath: layout.rungDirectory(rung), withIntermediateDirectories: true)
         }
         let top = plan.rungs.count - 1
+        var topSource = RungEncoder.Source.encode
+        if plan.passesTopRungThrough {
+            let input = try InputContext(file: clipFiles[0])
+            guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
+            topSource = .copy(try StreamParameters(input: input, streamIndex: video))
+        }
         rungs = try plan.rungs.enumerated().map { index, rung in
-            try RungEncoder(rung: rung, plan: plan, layout: layout, audioEncoder: audio.encoders[rung.audioBitrateKbps]!, writesMP4: index == top)
+            try RungEncoder(rung: rung, source: index == top ? topSource : .encode, plan: plan, layout: layout,
+                            audioEncoder: audio.encoders[rung.audioBitrateKbps]!, writesMP4: index == top)
         }
         rungs.forEach { $0.start() }
     }
@@ -101,7 +108,7 @@ final class Pipeline {
         let previewResult = try writePreview()
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
         return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: audio.secondsOut,
-                              codecs: rungs.map { EncoderFactory.codecString(h264: $0.encoder) },
+                              codecs: rungs.map(\.codecString),
                               posterSeconds: poster.best?.seconds ?? 0, preview: previewResult,
                               trimmedToLimit: trimmedToLimit)
     }
@@ -111,7 +118,7 @@ final class Pipeline {
     /// ends, then appended once, twice or not at all, so that the joined length stays within half
     /// a frame of the sum of the clips' decoded lengths however many clips there are.
     private func join(_ clip: PlannedClip, file: SourceFile, sound: SoundTimeline) throws {
-        let reader = try ClipReader(clip: clip, file: file, plan: plan)
+        let reader = try ClipReader(clip: clip, file: file, plan: plan, forwardsVideoPackets: plan.passesTopRungThrough)
         var clipFrames = 0
         var held: Frame?
         try sound.beginClip(atFrame: timelineFrames, hasSound: clip.usesSound)
@@ -124,6 +131,8 @@ final class Pipeline {
             case .audio(let frame):
                 try sound.addClipSound(frame)
                 try sound.advance(clipFrames: clipFrames, timelineFrames: timelineFrames)
+            case .videoPacket(let packet):
+                try rungs[rungs.count - 1].submit(.packet(packet))
             }
             if trimmedToLimit { break }
         }
@@ -187,7 +196,7 @@ final class Pipeline {
     /// Pulls every graph output until it needs more input (or has ended), encoding as it goes.
     private func pullVideo() throws {
         guard let graph = fanOut else { return }
-        for (index, rung) in rungs.enumerated() {
+        for (index, rung) in rungs.prefix(plan.encodedRungs.count).enumerated() {
             while try graph.pull(index, into: filtered) == .ready {
                 let frame = Int(av_rescale_q(filtered.pointer.pointee.pts, graph.sinkTimeBase(index),
                                              AVRational(num: 1, den: Int32(plan.frameRate))))

@@ -2,11 +2,22 @@ import Foundation
 internal import CFFmpeg
 
 /// One rung of the ladder on its own thread: libx264 → its fMP4 HLS muxer (and, for the top
-/// rung, the progressive MP4). The pipeline hands it frames and the shared audio packets through
-/// a bounded queue; the rung's encoder and muxers are touched by that thread only.
+/// rung, the progressive MP4) — or, for a passed-through top rung, the upload's own H.264 packets
+/// → the same muxers. The pipeline hands it frames (or packets) and the shared audio packets
+/// through a bounded queue; the rung's encoder and muxers are touched by that thread only.
 final class RungEncoder: @unchecked Sendable {
+    /// Where the rung's video comes from.
+    enum Source {
+        /// Frames from the fan-out graph, encoded by libx264.
+        case encode
+        /// The upload's packets, copied (timestamps from 0, in the stream's time base).
+        case copy(StreamParameters)
+    }
+
     enum Item {
         case frame(Frame)
+        /// A copied video packet (``Source/copy(_:)`` only).
+        case packet(Packet)
         case audio(Packet)
         /// Drain and write trailers.
         case end
@@ -15,7 +26,10 @@ final class RungEncoder: @unchecked Sendable {
     }
 
     let rung: TranscodePlan.PlannedRung
-    let encoder: Encoder
+    /// RFC 6381 codec string of the rung's video.
+    let codecString: String
+    private let encoder: Encoder?
+    private let videoTimeBase: AVRational
     private let plan: TranscodePlan
     private var hls: OutputContext?
     private var mp4: OutputContext?
@@ -28,14 +42,31 @@ final class RungEncoder: @unchecked Sendable {
     private let audioTimeBase: AVRational
 
     /// Opens the encoder and muxers and writes their headers; call ``start()`` to begin.
-    init(rung: TranscodePlan.PlannedRung, plan: TranscodePlan, layout: OutputLayout, audioEncoder: Encoder,
-         writesMP4: Bool) throws {
+    init(rung: TranscodePlan.PlannedRung, source: Source, plan: TranscodePlan, layout: OutputLayout,
+         audioEncoder: Encoder, writesMP4: Bool) throws {
         self.rung = rung
         self.plan = plan
-        encoder = try EncoderFactory.video(rung, plan: plan, threads: 0)
+        var videoEncoder: Encoder?
+        switch source {
+        case .encode:
+            let encoder = try EncoderFactory.video(rung, plan: plan, threads: 0)
+            videoEncoder = encoder
+            videoTimeBase = encoder.timeBase
+            codecString = EncoderFactory.codecString(avcC: encoder.extradata)
+        case .copy(let parameters):
+            videoTimeBase = parameters.timeBase
+            codecString = EncoderFactory.codecString(avcC: parameters.extradata)
+        }
+        encoder = videoEncoder
         audioTimeBase = audioEncoder.timeBase
+        func addVideo(_ output: borrowing OutputContext) throws {
+            switch source {
+            case .encode: try output.addStream(from: videoEncoder!)
+            case .copy(let parameters): try output.addStream(copying: parameters)
+            }
+        }
         var hls = try OutputContext(format: "hls", path: layout.playlist(rung))
-        try hls.addStream(from: encoder)
+        try addVideo(hls)
         try hls.addStream(from: audioEncoder)
         // Segment cuts are decided by the plan, not by the muxer's clock: only packets that
         // start a planned segment keep their keyframe flag on the way in (see `write`), and
@@ -52,7 +83,7 @@ final class RungEncoder: @unchecked Sendable {
         self.hls = consume hls
         if writesMP4 {
             var mp4 = try OutputContext(format: "mp4", path: layout.mp4)
-            try mp4.addStream(from: encoder)
+            try addVideo(mp4)
             try mp4.addStream(from: audioEncoder)
             try mp4.writeHeader(options: ["movflags": "+faststart"])
             self.mp4 = consume mp4
@@ -114,14 +145,19 @@ final class RungEncoder: @unchecked Sendable {
     private func handle(_ item: Item) throws {
         switch item {
         case .frame(let frame):
+            guard let encoder else { throw TranscodeError.internalFailure("frame sent to a copied rung") }
             try encoder.send(frame)
-            try drain()
+            try drain(encoder)
+        case .packet(let packet):
+            try write(packet)
         case .audio(let audio):
             try hls?.write(audio, stream: 1, timeBase: audioTimeBase)
             try mp4?.write(audio, stream: 1, timeBase: audioTimeBase)
         case .end:
-            try encoder.send(nil)
-            try drain()
+            if let encoder {
+                try encoder.send(nil)
+                try drain(encoder)
+            }
             try hls.take()?.finish()
             try mp4.take()?.finish()
         case .abandon:
@@ -129,13 +165,19 @@ final class RungEncoder: @unchecked Sendable {
         }
     }
 
-    private func drain() throws {
+    private func drain(_ encoder: Encoder) throws {
         while try encoder.receive(into: packet) == .ready {
             packet.pointer.pointee.duration = 1  // constant frame rate: one tick of 1/frameRate
-            let frame = Int(packet.pointer.pointee.pts)
-            let clear = packet.isKeyframe && !plan.startsSegment(frame: frame)
-            try hls?.write(packet, stream: 0, timeBase: encoder.timeBase, clearKeyframe: clear)
-            try mp4?.write(packet, stream: 0, timeBase: encoder.timeBase)
+            try write(packet)
         }
+    }
+
+    /// Muxes one video packet; only the key frames that start a planned segment keep their flag
+    /// on the way into the HLS muxer, so it cuts exactly there.
+    private func write(_ packet: Packet) throws {
+        let frame = Int(av_rescale_q(packet.pointer.pointee.pts, videoTimeBase, AVRational(num: 1, den: Int32(plan.frameRate))))
+        let clear = packet.isKeyframe && !plan.startsSegment(frame: frame)
+        try hls?.write(packet, stream: 0, timeBase: videoTimeBase, clearKeyframe: clear)
+        try mp4?.write(packet, stream: 0, timeBase: videoTimeBase)
     }
 }

@@ -148,7 +148,9 @@ struct InputContext: ~Copyable {
             colorTransfer: String(cString: av_color_transfer_name(par.color_trc)),
             colorPrimaries: String(cString: av_color_primaries_name(par.color_primaries)),
             colorSpace: String(cString: av_color_space_name(par.color_space)),
-            dolbyVision: cff_stream_has_dovi(st) != 0
+            dolbyVision: cff_stream_has_dovi(st) != 0,
+            profile: avcodec_profile_name(par.codec_id, par.profile).map { String(cString: $0) },
+            level: par.level > 0 ? Int(par.level) : nil
         )
     }
 
@@ -164,7 +166,14 @@ struct InputContext: ~Copyable {
 
 /// Reads a file's stream layout without decoding it.
 public enum MediaProbe {
+    /// The stream layout from the headers; for H.264 video, also a scan of its packets
+    /// (``VideoPacketScan``), which reads the file once more without decoding it.
     public static func probe(_ file: SourceFile) throws -> SourceProbe {
-        try InputContext(file: file).probe()
+        let input = try InputContext(file: file)
+        var probe = input.probe()
+        if probe.video?.codec == "h264", let index = input.bestStream(AVMEDIA_TYPE_VIDEO) {
+            probe.video?.packets = input.scanH264(stream: index)
+        }
+        return probe
     }
 }

@@ -40,6 +40,16 @@ struct OutputContext: ~Copyable {
         return Int(stream.pointee.index)
     }
 
+    /// Adds a stream whose packets are copied from an input stream as they are; returns its index.
+    @discardableResult
+    func addStream(copying parameters: StreamParameters) throws -> Int {
+        guard let stream = avformat_new_stream(ctx, nil) else { throw TranscodeError.internalFailure("avformat_new_stream") }
+        let copied = avcodec_parameters_copy(stream.pointee.codecpar, parameters.pointer)
+        guard copied >= 0 else { throw TranscodeError.internalFailure("codec parameters: \(AVResult.message(copied))") }
+        stream.pointee.time_base = parameters.timeBase
+        return Int(stream.pointee.index)
+    }
+
     /// Opens the file (unless the muxer does its own I/O) and writes the header.
     /// Options the muxer did not consume are an error, so a misspelt option cannot pass silently.
     mutating func writeHeader(options: [String: String]) throws {

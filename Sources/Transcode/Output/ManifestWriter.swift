@@ -52,6 +52,7 @@ enum ManifestWriter {
             sources: plan.clips.map(\.source),
             music: plan.music?.source,
             trimmedToLimit: result.trimmedToLimit,
+            topRung: .init(mode: plan.topRungDecision.mode, reason: plan.topRungDecision.reason),
             preset: .init(name: plan.presetName, hash: plan.presetHash),
             timings: .init(wallSeconds: wallSeconds, speed: wallSeconds > 0 ? result.videoSeconds / wallSeconds : 0,
                            posterAtSeconds: result.posterSeconds),

@@ -22,10 +22,18 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
     public var music: SourceProbe?
     /// True when the joined clips ran past the duration limit and were cut there (preset `overLength: trim`).
     public var trimmedToLimit: Bool
+    /// Whether the top rung and the MP4 are the upload's own H.264 (`passthrough`) or encoded, and
+    /// why (absent from manifests written before the choice existed).
+    public var topRung: TopRung?
     public var preset: PresetRef
     public var timings: Timings
     /// Free-form metadata passed through from the upload.
     public var metadata: [String: JSONValue]
+
+    public struct TopRung: Sendable, Codable, Equatable {
+        public var mode: TopRungDecision.Mode
+        public var reason: String
+    }
 
     public struct Rendition: Sendable, Codable, Equatable {
         public var name: String

@@ -27,9 +27,11 @@ public struct Preset: Sendable, Codable, Equatable {
         public var initialSegmentSeconds: [Double]
         /// How a clip whose shape differs from the first clip's frame is made to fit it.
         public var clipFit: ClipFit
+        /// Copy an upload's own H.264 as the top rung when it already meets it (``TopRungDecision``).
+        public var passthrough: Bool
 
         public init(encoderPreset: String, level: String, frameRate: Int, gopSeconds: Int, segmentSeconds: Int,
-                    initialSegmentSeconds: [Double], clipFit: ClipFit = .fit) {
+                    initialSegmentSeconds: [Double], clipFit: ClipFit = .fit, passthrough: Bool = true) {
             self.encoderPreset = encoderPreset
             self.level = level
             self.frameRate = frameRate
@@ -37,9 +39,10 @@ public struct Preset: Sendable, Codable, Equatable {
             self.segmentSeconds = segmentSeconds
             self.initialSegmentSeconds = initialSegmentSeconds
             self.clipFit = clipFit
+            self.passthrough = passthrough
         }
 
-        /// `clipFit` may be absent (presets written before it existed): `fit`.
+        /// `clipFit` and `passthrough` may be absent (presets written before they existed): `fit`, true.
         public init(from decoder: any Swift.Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             self.init(encoderPreset: try c.decode(String.self, forKey: .encoderPreset),
@@ -48,7 +51,8 @@ public struct Preset: Sendable, Codable, Equatable {
                       gopSeconds: try c.decode(Int.self, forKey: .gopSeconds),
                       segmentSeconds: try c.decode(Int.self, forKey: .segmentSeconds),
                       initialSegmentSeconds: try c.decode([Double].self, forKey: .initialSegmentSeconds),
-                      clipFit: try c.decodeIfPresent(ClipFit.self, forKey: .clipFit) ?? .fit)
+                      clipFit: try c.decodeIfPresent(ClipFit.self, forKey: .clipFit) ?? .fit,
+                      passthrough: try c.decodeIfPresent(Bool.self, forKey: .passthrough) ?? true)
         }
     }
 

@@ -5,12 +5,12 @@
 /// (``videoFilterGraph``) to every rung and thumbnail. Audio likewise: one per clip
 /// (``clipAudioFilter(_:)``), the music (``musicFilter``), then the mix (``audioFilterGraph``).
 extension TranscodePlan {
-    /// Sink order in ``videoFilterGraph``: one per rung, then the poster, storyboard and (when
-    /// planned) preview branches.
-    public var posterSinkIndex: Int { rungs.count }
-    public var storyboardSinkIndex: Int { rungs.count + 1 }
-    public var previewSinkIndex: Int? { preview == nil ? nil : rungs.count + 2 }
-    public var videoSinkCount: Int { rungs.count + (preview == nil ? 2 : 3) }
+    /// Sink order in ``videoFilterGraph``: one per encoded rung, then the poster, storyboard and
+    /// (when planned) preview branches.
+    public var posterSinkIndex: Int { encodedRungs.count }
+    public var storyboardSinkIndex: Int { encodedRungs.count + 1 }
+    public var previewSinkIndex: Int? { preview == nil ? nil : encodedRungs.count + 2 }
+    public var videoSinkCount: Int { encodedRungs.count + (preview == nil ? 2 : 3) }
 
     /// Poster candidates are every `posterStep`-th timeline frame, from the middle of the first
     /// step: at least eight over any clip however short, at least one a second over a long one
@@ -74,7 +74,7 @@ extension TranscodePlan {
         let labels = (0..<branches).map { "[v\($0)]" }.joined()
         let range = clips.contains(where: \.conform) ? "" : ":out_range=tv"
         var graph = "[in0]split=\(branches)\(labels)"
-        for (index, rung) in rungs.enumerated() {
+        for (index, rung) in encodedRungs.enumerated() {
             graph += ";[v\(index)]scale=w=\(rung.width):h=\(rung.height):flags=bicubic\(range),"
                 + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709[out\(index)]"
         }

@@ -37,6 +37,11 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var overLength: Preset.OverLength
     /// Joined length estimated from the container headers and trims (decoding decides the real one).
     public var estimatedSeconds: Double
+    /// Whether the top rung is the upload's own H.264 or encoded, and why.
+    public var topRungDecision: TopRungDecision
+    /// With a passed-through top rung: the segment starts, chosen among the upload's IDR frames
+    /// (nil: from `initialSegmentSeconds` and `segmentSeconds`).
+    public var segmentStartFrames: [Int]?
 
     public struct PlannedRung: Sendable, Codable, Equatable {
         public var name: String
@@ -191,6 +196,17 @@ extension TranscodePlan {
         }
         let rungs = ladder(width: width, height: height, rungs: preset.rungs, audioKbps: preset.audio.bitrateKbps)
         let top = rungs[rungs.count - 1]
+        let decision = TopRungDecision.decide(clips: planned, top: top, rungCount: rungs.count, preset: preset,
+                                              estimatedSeconds: estimated)
+        let idrFrames = decision.idrFrames
+        let segmentStarts = idrFrames.map {
+            TopRungDecision.segmentStarts(idrFrames: $0, frames: planned[0].source.video?.packets?.frames ?? 0,
+                                          initial: preset.video.initialSegmentSeconds,
+                                          target: preset.video.segmentSeconds, frameRate: frameRate)
+        }
+        // x264's own keyframe interval never adds an IDR between the upload's.
+        let gopFrames = idrFrames.map { frames in zip(frames.dropFirst(), frames).map { $0 - $1 }.max() ?? frameRate * preset.video.gopSeconds }
+            ?? frameRate * preset.video.gopSeconds
         let posterSides = preset.thumbnails.posterShortSides.map { min($0, min(top.width, top.height)) }
         let posters = Array(Set(posterSides)).sorted().map { fit(width: width, height: height, shortSide: $0) }
         let cell = fit(width: width, height: height, shortSide: preset.thumbnails.storyboardShortSide)
@@ -211,7 +227,7 @@ extension TranscodePlan {
             displayHeight: height,
             clipFit: preset.video.clipFit,
             frameRate: frameRate,
-            gopFrames: frameRate * preset.video.gopSeconds,
+            gopFrames: gopFrames,
             rungs: rungs,
             audio: PlannedAudio(clipSound: clipSound, sampleRate: preset.audio.sampleRate,
                                 channels: preset.audio.channels, bitrateKbps: preset.audio.bitrateKbps,
@@ -227,7 +243,9 @@ extension TranscodePlan {
             maxDurationSeconds: limits.maxDurationSeconds,
             maxPixels: limits.maxPixels,
             overLength: limits.overLength,
-            estimatedSeconds: estimated
+            estimatedSeconds: estimated,
+            topRungDecision: decision,
+            segmentStartFrames: segmentStarts
         )
     }
 
@@ -301,6 +319,7 @@ extension TranscodePlan {
 
     /// True when output frame `index` starts a segment (and so must be an IDR frame).
     public func startsSegment(frame index: Int) -> Bool {
+        if let segmentStartFrames { return segmentStartFrames.contains(index) }
         var start = 0
         for seconds in initialSegmentSeconds {
             if index == start { return true }
@@ -319,8 +338,18 @@ extension TranscodePlan {
     }
 
     /// True when output frame `index` must be a keyframe: every GOP, and every segment start
-    /// (short first segments need not fall on the GOP grid).
-    public func isKeyframe(frame index: Int) -> Bool { index % gopFrames == 0 || startsSegment(frame: index) }
+    /// (short first segments need not fall on the GOP grid); with a passed-through top rung,
+    /// exactly the upload's IDR frames.
+    public func isKeyframe(frame index: Int) -> Bool {
+        if let idrFrames = topRungDecision.idrFrames { return idrFrames.contains(index) }
+        return index % gopFrames == 0 || startsSegment(frame: index)
+    }
+
+    /// True when the top rung is the upload's own packets.
+    public var passesTopRungThrough: Bool { topRungDecision.mode == .passthrough }
+
+    /// The rungs the fan-out graph feeds and libx264 encodes: all but a passed-through top rung.
+    public var encodedRungs: ArraySlice<PlannedRung> { passesTopRungThrough ? rungs.dropLast() : rungs[...] }
 
     /// The distinct sound bitrates of the ladder, lowest first: one AAC encode each, from one mix.
     public var audioBitratesKbps: [Int] { Array(Set(rungs.map(\.audioBitrateKbps))).sorted() }

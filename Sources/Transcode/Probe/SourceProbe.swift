@@ -37,10 +37,16 @@ public struct VideoStreamInfo: Sendable, Codable, Equatable {
     public var colorPrimaries: String
     public var colorSpace: String
     public var dolbyVision: Bool
+    /// Codec profile as FFmpeg names it (`High`, `Main`, …) and level ×10 (H.264 4.0: 40), when known.
+    public var profile: String?
+    public var level: Int?
+    /// For H.264, what its packets say (IDR positions, frame timing, peak bitrate).
+    public var packets: VideoPacketScan?
 
     public init(codec: String, width: Int, height: Int, rotation: Int = 0, frameRate: Double,
                 pixelFormat: String = "yuv420p", bitDepth: Int = 8, colorTransfer: String = "bt709",
-                colorPrimaries: String = "bt709", colorSpace: String = "bt709", dolbyVision: Bool = false) {
+                colorPrimaries: String = "bt709", colorSpace: String = "bt709", dolbyVision: Bool = false,
+                profile: String? = nil, level: Int? = nil, packets: VideoPacketScan? = nil) {
         self.codec = codec
         self.width = width
         self.height = height
@@ -52,6 +58,9 @@ public struct VideoStreamInfo: Sendable, Codable, Equatable {
         self.colorPrimaries = colorPrimaries
         self.colorSpace = colorSpace
         self.dolbyVision = dolbyVision
+        self.profile = profile
+        self.level = level
+        self.packets = packets
     }
 
     /// Size as displayed, after rotation.

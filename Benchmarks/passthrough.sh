@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Issue #15, side by side in one run: `ingestd transcode` vs. the ffmpeg CLI one-command ladder
+# with the same four rungs (234p/360p/720p/1080p, the same capped-CRF settings as
+# Presets/default.json, loudnorm, AAC, fMP4 HLS), timed by farm-bench (A/B alternated, medians,
+# ratios pair by pair), on two 20 s 1080x1920 30 fps sources:
+#   app     — what the app uploads: H.264 High@4.0, 3 Mbit/s peak, IDR every second, AAC
+#             (ingestd passes its packets through as the top rung and the MP4);
+#   camera  — a camera original: high bitrate, film grain, 2 s GOP with B-frames (encoded).
+# Then, per source: ingestd's topRung decision, the top rung's SSIM against the upload (ffmpeg's
+# ssim filter) and bytes for both ladders.
+#
+# Environment: BENCH_RUNS=3  BENCH_OUT=bench-out  INGESTD_BIN=.build/release/ingestd
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${BENCH_OUT:-bench-out}/passthrough
+RUNS=${BENCH_RUNS:-3}
+BIN=${INGESTD_BIN:-.build/release/ingestd}
+mkdir -p "$OUT"
+[ -x "$BIN" ] || { echo "error: $BIN not found (make release)" >&2; exit 1; }
+command -v farm-bench >/dev/null || { echo "error: farm-bench not found" >&2; exit 1; }
+
+make_source() {  # NAME X264-ARGS...
+  local name=$1; shift
+  [ -f "$OUT/$name.mp4" ] && return
+  echo "generating $OUT/$name.mp4"
+  ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=s=1080x1920:r=30:d=20" \
+    -f lavfi -i "sine=f=440:d=20:sample_rate=48000" -vf "noise=alls=8:allf=t" -c:v libx264 "$@" \
+    -pix_fmt yuv420p -color_primaries bt709 -color_trc bt709 -colorspace bt709 \
+    -c:a aac -b:a 128k -ac 2 -movflags +faststart "$OUT/$name.mp4"
+}
+make_source app -preset veryfast -profile:v high -level 4.0 -x264-params keyint=30:min-keyint=30:scenecut=0 \
+  -b:v 2500k -maxrate 3000k -bufsize 1500k
+make_source camera -preset veryfast -profile:v high -x264-params keyint=60:min-keyint=60:scenecut=0 -crf 14
+
+FILTER="[0:v]fps=30,split=4[a][b][c][d];[a]scale=234:416[v0];[b]scale=360:640[v1];[c]scale=720:1280[v2];[d]scale=1080:1920[v3]"
+cat > "$OUT/ffmpeg_ladder.sh" <<SH
+#!/bin/sh
+# The CLI ladder: decode once, split, four libx264 encodes, loudnorm, AAC once, fMP4 HLS.
+rm -rf "\$2" && mkdir -p "\$2" && exec ffmpeg -hide_banner -loglevel error -y -i "\$1" -filter_complex "$FILTER" \\
+  -map "[v0]" -map "[v1]" -map "[v2]" -map "[v3]" -map 0:a \\
+  -c:v libx264 -preset veryfast -profile:v high -level 4.1 -pix_fmt yuv420p \\
+  -x264-params keyint=60:min-keyint=60:scenecut=0:open-gop=0 \\
+  -crf:v:0 28 -maxrate:v:0 160k -bufsize:v:0 160k -crf:v:1 26 -maxrate:v:1 500k -bufsize:v:1 750k \\
+  -crf:v:2 24 -maxrate:v:2 3000k -bufsize:v:2 6000k -crf:v:3 23 -maxrate:v:3 6000k -bufsize:v:3 12000k \\
+  -af "aresample=48000,loudnorm=I=-14:TP=-1:LRA=11,aresample=48000" -c:a aac -b:a 128k -ar 48000 -ac 2 \\
+  -f hls -hls_time 6 -hls_playlist_type vod -hls_segment_type fmp4 \\
+  -var_stream_map "v:0,agroup:aud v:1,agroup:aud v:2,agroup:aud v:3,agroup:aud a:0,agroup:aud" \\
+  -master_pl_name master.m3u8 -hls_segment_filename "\$2/%v/seg_%03d.m4s" "\$2/%v/index.m3u8"
+SH
+chmod +x "$OUT/ffmpeg_ladder.sh"
+
+ssim() {  # DISTORTED REFERENCE → SSIM All
+  ffmpeg -hide_banner -nostats -i "$1" -i "$2" -lavfi "[0:v][1:v]ssim" -f null - 2>&1 | sed -n 's/.*SSIM.* All:\([0-9.]*\).*/\1/p' | tail -1
+}
+
+for name in app camera; do
+  src="$OUT/$name.mp4"
+  echo "== $name: $(ffprobe -v error -select_streams v:0 -show_entries stream=profile,level,bit_rate -of csv=p=0 "$src") ($(stat -c %s "$src") bytes)"
+  farm-bench -n "$RUNS" --timeout 1800 -- sh -c "rm -rf $OUT/$name-ingestd && exec $BIN transcode $src --out $OUT/$name-ingestd --no-progress" \
+    --vs "$OUT/ffmpeg_ladder.sh $src $OUT/$name-ffmpeg" | tee "$OUT/$name-farm-bench.txt"
+  python3 - "$OUT/$name-ingestd/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+t = m.get("topRung", {})
+print(f"ingestd top rung: {t.get('mode')} ({t.get('reason')})")
+PY
+  echo "top rung SSIM vs the upload: ingestd $(ssim "$OUT/$name-ingestd/1080p/index.m3u8" "$src"), ffmpeg CLI $(ssim "$OUT/$name-ffmpeg/3/index.m3u8" "$src")"
+  echo "top rung bytes: ingestd $(du -cb "$OUT/$name-ingestd/1080p/"*.m4s | tail -1 | cut -f1), ffmpeg CLI $(du -cb "$OUT/$name-ffmpeg/3/"*.m4s | tail -1 | cut -f1)"
+  echo
+done
