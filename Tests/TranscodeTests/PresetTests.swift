@@ -47,6 +47,19 @@ import Testing
         #expect(field(try decodeError { var p = $0["preview"] as! [String: Any]; p["fps"] = 0; $0["preview"] = p }) == "preview.fps")
         #expect(field(try decodeError { var p = $0["preview"] as! [String: Any]; p["loop"] = 1; $0["preview"] = p }) == "preview.loop")
         #expect(field(try decodeError { var p = $0["preview"] as! [String: Any]; p.removeValue(forKey: "maxBytes"); $0["preview"] = p }) == "preview.maxBytes")
+        #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v["initialBufferFill"] = 0; $0["video"] = v }) == "video.initialBufferFill")
+        #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v["passthrough"] = "yes"; $0["video"] = v }) == "video.passthrough")
+    }
+
+    /// Presets written before passthrough and the start buffer existed load with the old behaviour's values.
+    @Test func presetsWithoutNewerVideoFieldsGetDefaults() throws {
+        var object = try JSONSerialization.jsonObject(with: Preset.builtIn.canonicalJSON()) as! [String: Any]
+        var video = object["video"] as! [String: Any]
+        video.removeValue(forKey: "passthrough")
+        video.removeValue(forKey: "initialBufferFill")
+        object["video"] = video
+        let decoded = try Preset.decode(try JSONSerialization.data(withJSONObject: object), source: "old.json")
+        #expect(decoded.video.passthrough && decoded.video.initialBufferFill == 0.25)
     }
 
     /// Presets written before the preview existed still load, with the standard preview.

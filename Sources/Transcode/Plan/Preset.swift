@@ -29,9 +29,14 @@ public struct Preset: Sendable, Codable, Equatable {
         public var clipFit: ClipFit
         /// Copy an upload's own H.264 as the top rung when it already meets it (``TopRungDecision``).
         public var passthrough: Bool
+        /// How full each rung's rate buffer is at the start (x264 `vbv-init`, a fraction of
+        /// `bufsizeKbps`): what the first frames may spend beyond the rate cap, so what a player on
+        /// a slow link waits for before the first frame.
+        public var initialBufferFill: Double
 
         public init(encoderPreset: String, level: String, frameRate: Int, gopSeconds: Int, segmentSeconds: Int,
-                    initialSegmentSeconds: [Double], clipFit: ClipFit = .fit, passthrough: Bool = true) {
+                    initialSegmentSeconds: [Double], clipFit: ClipFit = .fit, passthrough: Bool = true,
+                    initialBufferFill: Double = 0.25) {
             self.encoderPreset = encoderPreset
             self.level = level
             self.frameRate = frameRate
@@ -40,9 +45,11 @@ public struct Preset: Sendable, Codable, Equatable {
             self.initialSegmentSeconds = initialSegmentSeconds
             self.clipFit = clipFit
             self.passthrough = passthrough
+            self.initialBufferFill = initialBufferFill
         }
 
-        /// `clipFit` and `passthrough` may be absent (presets written before they existed): `fit`, true.
+        /// `clipFit`, `passthrough` and `initialBufferFill` may be absent (presets written before
+        /// they existed): `fit`, true, 0.25.
         public init(from decoder: any Swift.Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             self.init(encoderPreset: try c.decode(String.self, forKey: .encoderPreset),
@@ -52,7 +59,8 @@ public struct Preset: Sendable, Codable, Equatable {
                       segmentSeconds: try c.decode(Int.self, forKey: .segmentSeconds),
                       initialSegmentSeconds: try c.decode([Double].self, forKey: .initialSegmentSeconds),
                       clipFit: try c.decodeIfPresent(ClipFit.self, forKey: .clipFit) ?? .fit,
-                      passthrough: try c.decodeIfPresent(Bool.self, forKey: .passthrough) ?? true)
+                      passthrough: try c.decodeIfPresent(Bool.self, forKey: .passthrough) ?? true,
+                      initialBufferFill: try c.decodeIfPresent(Double.self, forKey: .initialBufferFill) ?? 0.25)
         }
     }
 
@@ -192,7 +200,7 @@ extension Preset {
     public static let builtIn = Preset(
         name: "default",
         video: Video(encoderPreset: "veryfast", level: "4.1", frameRate: 30, gopSeconds: 2,
-                     segmentSeconds: 6, initialSegmentSeconds: [0.5, 1, 2.5]),
+                     segmentSeconds: 6, initialSegmentSeconds: [0.5, 1, 2.5], initialBufferFill: 0.1),
         // The bottom two are cellular-safe (Apple's authoring spec: 145 kbit/s at 416×234,
         // 365 kbit/s at 640×360), with lighter sound; players start on the first one listed.
         rungs: [
@@ -249,6 +257,9 @@ extension Preset {
         guard (1...10).contains(video.gopSeconds) else { throw fail("video.gopSeconds", "must be 1...10") }
         guard video.segmentSeconds >= video.gopSeconds, video.segmentSeconds <= 60, video.segmentSeconds % video.gopSeconds == 0 else {
             throw fail("video.segmentSeconds", "must be a multiple of gopSeconds (\(video.gopSeconds)) up to 60")
+        }
+        guard video.initialBufferFill >= 0.05, video.initialBufferFill <= 1 else {
+            throw fail("video.initialBufferFill", "must be 0.05...1 (a fraction of each rung's bufsizeKbps)")
         }
         guard video.initialSegmentSeconds.count <= 10 else { throw fail("video.initialSegmentSeconds", "at most 10 entries") }
         for (index, seconds) in video.initialSegmentSeconds.enumerated() {

@@ -30,6 +30,8 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var initialSegmentSeconds: [Double]
     public var level: String
     public var encoderPreset: String
+    /// Rate-buffer fill at the start of every encoded rung (x264 `vbv-init`).
+    public var initialBufferFill: Double
     public var maxDurationSeconds: Double
     /// Largest decoded picture (width × height) accepted: checked on every decoded frame too,
     /// since headers can lie.
@@ -240,6 +242,7 @@ extension TranscodePlan {
             initialSegmentSeconds: preset.video.initialSegmentSeconds,
             level: preset.video.level,
             encoderPreset: preset.video.encoderPreset,
+            initialBufferFill: preset.video.initialBufferFill,
             maxDurationSeconds: limits.maxDurationSeconds,
             maxPixels: limits.maxPixels,
             overLength: limits.overLength,
