@@ -5,7 +5,7 @@
 # ratios pair by pair), on two 20 s 1080x1920 30 fps sources:
 #   app     — what the app uploads: H.264 High@4.0, 3 Mbit/s peak, IDR every second, AAC
 #             (ingestd passes its packets through as the top rung and the MP4);
-#   camera  — a camera original: high bitrate, film grain, 2 s GOP with B-frames (encoded).
+#   camera  — a camera original: 14 Mbit/s, film grain, 2 s GOP with B-frames (encoded; 35 MB).
 # Then, per source: ingestd's topRung decision, the top rung's SSIM against the upload (ffmpeg's
 # ssim filter) and bytes for both ladders.
 #
@@ -30,7 +30,8 @@ make_source() {  # NAME X264-ARGS...
 }
 make_source app -preset veryfast -profile:v high -level 4.0 -x264-params keyint=30:min-keyint=30:scenecut=0 \
   -b:v 2500k -maxrate 3000k -bufsize 1500k
-make_source camera -preset veryfast -profile:v high -x264-params keyint=60:min-keyint=60:scenecut=0 -crf 14
+make_source camera -preset veryfast -profile:v high -x264-params keyint=60:min-keyint=60:scenecut=0 \
+  -b:v 14M -maxrate 16M -bufsize 16M
 
 FILTER="[0:v]fps=30,split=4[a][b][c][d];[a]scale=234:416[v0];[b]scale=360:640[v1];[c]scale=720:1280[v2];[d]scale=1080:1920[v3]"
 cat > "$OUT/ffmpeg_ladder.sh" <<SH
@@ -56,8 +57,8 @@ ssim() {  # DISTORTED REFERENCE → SSIM All
 for name in app camera; do
   src="$OUT/$name.mp4"
   echo "== $name: $(ffprobe -v error -select_streams v:0 -show_entries stream=profile,level,bit_rate -of csv=p=0 "$src") ($(stat -c %s "$src") bytes)"
-  farm-bench -n "$RUNS" --timeout 1800 -- sh -c "rm -rf $OUT/$name-ingestd && exec $BIN transcode $src --out $OUT/$name-ingestd --no-progress" \
-    --vs "$OUT/ffmpeg_ladder.sh $src $OUT/$name-ffmpeg" | tee "$OUT/$name-farm-bench.txt"
+  farm-bench -n "$RUNS" --timeout 1800 --vs "$OUT/ffmpeg_ladder.sh $src $OUT/$name-ffmpeg" \
+    -- sh -c "rm -rf $OUT/$name-ingestd && exec $BIN transcode $src --out $OUT/$name-ingestd --no-progress" | tee "$OUT/$name-farm-bench.txt"
   python3 - "$OUT/$name-ingestd/manifest.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))

@@ -41,6 +41,21 @@ import Transcode
         #expect(output.manifest.renditions.map(\.name) == ["234p", "360p", "720p"])
     }
 
+    /// White is Y 255 in a full-range source and Y 235 in a limited one; both come out at 235 (TV
+    /// range), in the rung at the source's own size too (which passes limited frames through).
+    @Test(arguments: ["yuvj420p", "yuv420p"])
+    func fullRangeIsBroughtToTVRangeAndLimitedRangeIsLeftAlone(_ format: String) async throws {
+        let clip = try await Fixtures.shared.generated("white_\(format).mp4", [
+            "-f", "lavfi", "-i", "color=c=white:s=360x640:r=30:d=1", "-vf", "format=\(format)",
+            "-c:v", "libx264", "-preset", "ultrafast"])
+        let source = try Checks.lumaStats(clip)
+        #expect(abs(source.average - (format == "yuvj420p" ? 255 : 235)) <= 1, "source \(source)")
+        let output = try await Fixtures.shared.output(clip)
+        #expect(output.manifest.renditions.last?.height == 640)
+        let top = try Checks.lumaStats("\(output.directory)/video.mp4")
+        #expect(abs(top.average - 235) <= 2, "\(format) top rung: \(top)")
+    }
+
     @Test func oddSizedSilentSourceGetsEvenSizesAndASilentTrack() async throws {
         let output = try await Fixtures.shared.output(Paths.sample("noaudio_odd.webm"))
         let streams = try Checks.streams("\(output.directory)/video.mp4")

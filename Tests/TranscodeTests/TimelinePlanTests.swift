@@ -31,8 +31,13 @@ import Testing
         #expect(p.estimatedSeconds == 10 + 2.7 + 4)
         // Joined clips reach the fan-out as TV-range 4:2:0: the 1080p rung scaler passes frames through.
         #expect(p.videoFilterGraph.contains("scale=w=1080:h=1920:flags=bicubic,format=yuv420p"))
+        // A single limited-range clip too; only a full-range one is converted, once per rung.
         let single = try plan([ClipSource(path: "up/a.mp4")], [portrait])
-        #expect(single.videoFilterGraph.contains("scale=w=1080:h=1920:flags=bicubic:out_range=tv,"))
+        #expect(single.videoFilterGraph.contains("scale=w=1080:h=1920:flags=bicubic,format=yuv420p"))
+        var full = portrait
+        full.video?.colorRange = "pc"
+        let fullRange = try plan([ClipSource(path: "up/a.mp4")], [full])
+        #expect(fullRange.videoFilterGraph.contains("scale=w=1080:h=1920:flags=bicubic:out_range=tv,"))
     }
 
     @Test func fillPolicyCropsInsteadOfPadding() throws {

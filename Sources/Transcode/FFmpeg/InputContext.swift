@@ -149,6 +149,7 @@ struct InputContext: ~Copyable {
             colorPrimaries: String(cString: av_color_primaries_name(par.color_primaries)),
             colorSpace: String(cString: av_color_space_name(par.color_space)),
             dolbyVision: cff_stream_has_dovi(st) != 0,
+            colorRange: String(cString: av_color_range_name(par.color_range)),
             profile: avcodec_profile_name(par.codec_id, par.profile).map { String(cString: $0) },
             level: par.level > 0 ? Int(par.level) : nil
         )

@@ -10,6 +10,10 @@ public struct PlannedClip: Sendable, Codable, Equatable {
     public var toneMapFrom: DynamicRange
     /// The clip's YUV matrix (`bt601`, `bt709`, …); converted to BT.709 once, before the fan-out.
     public var sourceColorMatrix: String
+    /// The clip reaches the fan-out in full range (an SDR source tagged or formatted so): the rung
+    /// scalers bring it to TV range. Otherwise they must not ask for a range, or a rung at the
+    /// frame's own size would be converted for nothing.
+    public var reachesFanOutFullRange: Bool
     /// Scaled (per the fit policy) and padded or cropped to the output frame, as 8-bit 4:2:0.
     /// False only for a single clip, whose frames reach the rung scalers untouched.
     public var conform: Bool

@@ -67,12 +67,12 @@ extension TranscodePlan {
     }
 
     /// Fans the normalised timeline out to every rung and thumbnail. Rung scalers only resize
-    /// (and bring a single clip's full-range video to TV range); joined clips already are 4:2:0
-    /// TV range, so there a rung at the frame's own size is a pass-through.
+    /// (and bring a single clip's full-range video to TV range): a rung at the frame's own size is
+    /// a pass-through (no per-frame conversion) whenever the frame already is 4:2:0 TV range.
     public var videoFilterGraph: String {
         let branches = videoSinkCount
         let labels = (0..<branches).map { "[v\($0)]" }.joined()
-        let range = clips.contains(where: \.conform) ? "" : ":out_range=tv"
+        let range = clips.contains(where: \.reachesFanOutFullRange) ? ":out_range=tv" : ""
         var graph = "[in0]split=\(branches)\(labels)"
         for (index, rung) in encodedRungs.enumerated() {
             graph += ";[v\(index)]scale=w=\(rung.width):h=\(rung.height):flags=bicubic\(range),"

@@ -175,6 +175,7 @@ extension TranscodePlan {
                 rotation: video.rotation,
                 toneMapFrom: video.dynamicRange,
                 sourceColorMatrix: video.effectiveColorMatrix,
+                reachesFanOutFullRange: clips.count == 1 && video.dynamicRange == .sdr && video.isFullRange,
                 conform: clips.count > 1,
                 usesSound: clipSound && probe.audio != nil,
                 estimatedSeconds: max(0, end - clip.startSeconds)))

@@ -37,6 +37,8 @@ public struct VideoStreamInfo: Sendable, Codable, Equatable {
     public var colorPrimaries: String
     public var colorSpace: String
     public var dolbyVision: Bool
+    /// Sample range as FFmpeg names it: `tv` (limited), `pc` (full) or `unknown`; nil when not probed.
+    public var colorRange: String?
     /// Codec profile as FFmpeg names it (`High`, `Main`, …) and level ×10 (H.264 4.0: 40), when known.
     public var profile: String?
     public var level: Int?
@@ -46,7 +48,7 @@ public struct VideoStreamInfo: Sendable, Codable, Equatable {
     public init(codec: String, width: Int, height: Int, rotation: Int = 0, frameRate: Double,
                 pixelFormat: String = "yuv420p", bitDepth: Int = 8, colorTransfer: String = "bt709",
                 colorPrimaries: String = "bt709", colorSpace: String = "bt709", dolbyVision: Bool = false,
-                profile: String? = nil, level: Int? = nil, packets: VideoPacketScan? = nil) {
+                colorRange: String? = nil, profile: String? = nil, level: Int? = nil, packets: VideoPacketScan? = nil) {
         self.codec = codec
         self.width = width
         self.height = height
@@ -58,6 +60,7 @@ public struct VideoStreamInfo: Sendable, Codable, Equatable {
         self.colorPrimaries = colorPrimaries
         self.colorSpace = colorSpace
         self.dolbyVision = dolbyVision
+        self.colorRange = colorRange
         self.profile = profile
         self.level = level
         self.packets = packets
@@ -66,6 +69,10 @@ public struct VideoStreamInfo: Sendable, Codable, Equatable {
     /// Size as displayed, after rotation.
     public var displayWidth: Int { rotation % 180 == 0 ? width : height }
     public var displayHeight: Int { rotation % 180 == 0 ? height : width }
+
+    /// True when the samples use the full 0–255 range (a `yuvj` format or a `pc` range tag); H.264
+    /// without the tag is limited range.
+    public var isFullRange: Bool { pixelFormat.hasPrefix("yuvj") || colorRange == "pc" }
 
     /// The transfer characteristic family, which decides whether tone mapping is needed.
     public var dynamicRange: DynamicRange {
