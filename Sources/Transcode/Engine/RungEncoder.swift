@@ -42,14 +42,15 @@ final class RungEncoder: @unchecked Sendable {
     private let audioTimeBase: AVRational
 
     /// Opens the encoder and muxers and writes their headers; call ``start()`` to begin.
-    init(rung: TranscodePlan.PlannedRung, source: Source, plan: TranscodePlan, layout: OutputLayout,
+    /// `threads` is libx264's thread count (ignored when copying).
+    init(rung: TranscodePlan.PlannedRung, source: Source, threads: Int, plan: TranscodePlan, layout: OutputLayout,
          audioEncoder: Encoder, writesMP4: Bool) throws {
         self.rung = rung
         self.plan = plan
         var videoEncoder: Encoder?
         switch source {
         case .encode:
-            let encoder = try EncoderFactory.video(rung, plan: plan, threads: 0)
+            let encoder = try EncoderFactory.video(rung, plan: plan, threads: threads)
             videoEncoder = encoder
             videoTimeBase = encoder.timeBase
             codecString = EncoderFactory.codecString(avcC: encoder.extradata)

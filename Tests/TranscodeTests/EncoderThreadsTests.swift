@@ -1,0 +1,13 @@
+import Testing
+@testable import Transcode
+
+/// How the cores are shared between the rungs' libx264 encoders, which all run at once.
+@Suite struct EncoderThreadsTests {
+    @Test func coresAreSharedByPixelsRoundedUp() throws {
+        let plan = try TranscodePlan.make(probe: probe(width: 1080, height: 1920), preset: .builtIn)
+        #expect(Pipeline.encoderThreads(plan.encodedRungs, cores: 2) == [1, 1, 1, 2])
+        #expect(Pipeline.encoderThreads(plan.encodedRungs, cores: 16) == [1, 2, 5, 10])
+        #expect(Pipeline.encoderThreads(plan.encodedRungs, cores: 1) == [1, 1, 1, 1])
+        #expect(Pipeline.encoderThreads(plan.encodedRungs.dropLast(), cores: 2) == [1, 1, 2])
+    }
+}
