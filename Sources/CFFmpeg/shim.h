@@ -38,6 +38,7 @@ static inline int64_t cff_time_base(void) { return AV_TIME_BASE; }
 static inline int cff_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
 static inline int cff_fmt_nofile(void) { return AVFMT_NOFILE; }
 static inline int cff_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
+static inline int cff_pkt_flag_discard(void) { return AV_PKT_FLAG_DISCARD; }
 static inline int cff_disposition_attached_pic(void) { return AV_DISPOSITION_ATTACHED_PIC; }
 
 // MARK: version-dependent field access (FFmpeg 5.1 names; 6.0 renamed pkt_duration)

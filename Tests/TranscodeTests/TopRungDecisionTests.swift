@@ -52,13 +52,28 @@ import Testing
         #expect(try Self.reason(Self.app { $0.packets?.idrSeconds = [0, 1, 2, 2.5, 3.5] }).contains("IDR intervals vary"))
         #expect(try Self.reason(Self.app { $0.packets?.idrSeconds = [0, 1, 2] }).contains("no IDR in the last"))
         #expect(try Self.reason(Self.app { $0.packets?.firstFrameSeconds = 0.1 }).contains("video starts at 0.100 s"))
-        #expect(try Self.reason(Self.app { $0.packets = nil }).contains("packets not scanned"))
+        #expect(try Self.reason(Self.app { $0.packets = nil }).contains("packets not copyable"))
+        #expect(try Self.reason(Self.app { $0.pixelAspect = 4.0 / 3 }).contains("pixels are not square"))
+        #expect(try Self.reason(Self.app { $0.interlaced = true }) == "interlaced")
+        #expect(try Self.reason(Self.app { $0.colorRange = "pc" }).contains("not 8-bit yuv420p TV range"))
+        #expect(try Self.reason(Self.app(gop: 1)).contains("more often than every 0.5 s"))
+        var trim = Preset.builtIn
+        trim.limits.overLength = .trim
+        #expect(try Self.reason(Self.app(seconds: 70), preset: trim) == "longer than the duration limit")
 
         let joined = try TranscodePlan.make(clips: [ClipSource(path: "a.mp4"), ClipSource(path: "b.mp4")],
                                             probes: [Self.app(), Self.app()], preset: .builtIn)
         #expect(joined.topRungDecision.reason == "2 clips are joined")
         let trimmed = try TranscodePlan.make(clips: [ClipSource(path: "app.mp4", startSeconds: 1)], probes: [Self.app()], preset: .builtIn)
         #expect(trimmed.topRungDecision.reason == "the clip is trimmed")
+    }
+
+    /// A short clip with its only IDR at the start: the lower rungs get no IDR the upload lacks.
+    @Test func singleIDRClipKeepsOneGOP() throws {
+        let plan = try TranscodePlan.make(probe: Self.app(seconds: 4, gop: 120), preset: .builtIn)
+        #expect(plan.topRungDecision.mode == .passthrough, "\(plan.topRungDecision.reason)")
+        #expect(plan.gopFrames == 120)
+        #expect((0..<120).filter(plan.isKeyframe(frame:)) == [0])
     }
 
     @Test func segmentsAtTheUploadsIDRsNeverExceedTheTarget() {

@@ -177,6 +177,12 @@ final class RungEncoder: @unchecked Sendable {
     /// on the way into the HLS muxer, so it cuts exactly there.
     private func write(_ packet: Packet) throws {
         let frame = Int(av_rescale_q(packet.pointer.pointee.pts, videoTimeBase, AVRational(num: 1, den: Int32(plan.frameRate))))
+        if encoder == nil {
+            // A copied packet is a key frame where the scan found an IDR, whatever the container's
+            // sync-sample table says, so the cuts match the lower rungs'.
+            let key = cff_pkt_flag_key()
+            packet.pointer.pointee.flags = plan.isKeyframe(frame: frame) ? packet.pointer.pointee.flags | key : packet.pointer.pointee.flags & ~key
+        }
         let clear = packet.isKeyframe && !plan.startsSegment(frame: frame)
         try hls?.write(packet, stream: 0, timeBase: videoTimeBase, clearKeyframe: clear)
         try mp4?.write(packet, stream: 0, timeBase: videoTimeBase)

@@ -150,6 +150,8 @@ struct InputContext: ~Copyable {
             colorSpace: String(cString: av_color_space_name(par.color_space)),
             dolbyVision: cff_stream_has_dovi(st) != 0,
             colorRange: String(cString: av_color_range_name(par.color_range)),
+            pixelAspect: par.sample_aspect_ratio.num > 0 && par.sample_aspect_ratio.den > 0 ? av_q2d(par.sample_aspect_ratio) : nil,
+            interlaced: par.field_order == AV_FIELD_UNKNOWN ? nil : par.field_order != AV_FIELD_PROGRESSIVE,
             profile: avcodec_profile_name(par.codec_id, par.profile).map { String(cString: $0) },
             level: par.level > 0 ? Int(par.level) : nil
         )

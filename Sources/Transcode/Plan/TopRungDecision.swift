@@ -23,14 +23,12 @@ public struct TopRungDecision: Sendable, Codable, Equatable {
     static func encode(_ reason: String) -> TopRungDecision { TopRungDecision(mode: .encode, reason: reason, idrFrames: nil) }
 
     /// Decides for one planned ladder. Pure: reads the probe (with its packet scan) and the preset.
-    static func decide(clips: [PlannedClip], top: TranscodePlan.PlannedRung, rungCount: Int, preset: Preset,
-                       estimatedSeconds: Double) -> TopRungDecision {
+    static func decide(clips: [PlannedClip], top: TranscodePlan.PlannedRung, rungCount: Int, preset: Preset) -> TopRungDecision {
         let fps = Double(preset.video.frameRate)
         guard preset.video.passthrough else { return .encode("turned off by the preset (video.passthrough)") }
         guard clips.count == 1, let clip = clips.first else { return .encode("\(clips.count) clips are joined") }
         guard clip.startFrame == 0, clip.endFrame == nil else { return .encode("the clip is trimmed") }
         guard rungCount > 1 else { return .encode("the ladder has one rung") }
-        guard estimatedSeconds <= preset.limits.maxDurationSeconds else { return .encode("longer than the duration limit") }
         guard let video = clip.source.video else { return .encode("no video stream") }
         guard video.codec == "h264" else { return .encode("codec \(video.codec), not H.264") }
         let profile = video.profile ?? "unknown"
@@ -39,9 +37,13 @@ public struct TopRungDecision: Sendable, Codable, Equatable {
         guard let level = video.level, level <= allowedLevel else {
             return .encode("H.264 level \(video.level.map { String(Double($0) / 10) } ?? "unknown") above the preset's \(preset.video.level)")
         }
-        guard video.pixelFormat == "yuv420p", video.bitDepth == 8 else {
-            return .encode("pixel format \(video.pixelFormat), not 8-bit yuv420p (TV range)")
+        guard video.pixelFormat == "yuv420p", video.bitDepth == 8, !video.isFullRange else {
+            return .encode("pixel format \(video.pixelFormat) \(video.colorRange ?? "") range, not 8-bit yuv420p TV range")
         }
+        if let aspect = video.pixelAspect, abs(aspect - 1) > 0.001 {
+            return .encode(String(format: "pixels are not square (aspect %.3f)", aspect))
+        }
+        guard video.interlaced != true else { return .encode("interlaced") }
         let untagged: Set = ["unknown", "unspecified", "reserved", ""]
         guard video.dynamicRange == .sdr, video.effectiveColorMatrix == "bt709", !video.dolbyVision,
               untagged.contains(video.colorTransfer) || video.colorTransfer == "bt709",
@@ -52,7 +54,12 @@ public struct TopRungDecision: Sendable, Codable, Equatable {
         guard video.width == top.width, video.height == top.height else {
             return .encode("\(video.width)x\(video.height) is not the top rung's \(top.width)x\(top.height)")
         }
-        guard let scan = video.packets, scan.frames > 1 else { return .encode("packets not scanned (not avcC H.264)") }
+        guard let scan = video.packets, scan.frames > 1 else {
+            return .encode("packets not copyable as they are (not avcC H.264, or empty, discarded, untimed or out-of-order samples, or in-band parameter sets)")
+        }
+        // Decided on the frames themselves: headers can understate the length, and a trimmed
+        // timeline would end the copied rung later than the others.
+        guard Double(scan.frames) / fps <= preset.limits.maxDurationSeconds else { return .encode("longer than the duration limit") }
         // Every frame within half a frame of the preset's grid, however the deviations add up
         // (29.97 fps drifts a frame in 33 s, and the lower rungs follow the grid).
         let frame = 1 / fps
@@ -71,6 +78,9 @@ public struct TopRungDecision: Sendable, Codable, Equatable {
         let gop = intervals.max() ?? scan.frames
         guard intervals.count <= 1 else {
             return .encode("IDR intervals vary (\(intervals.min()!)–\(gop) frames)")
+        }
+        guard gop * 2 >= preset.video.frameRate else {
+            return .encode("IDR every \(gop) frames, more often than every 0.5 s")
         }
         guard gop <= segment else {
             return .encode(String(format: "IDR every %.2f s, longer than a %d s segment", Double(gop) / fps, preset.video.segmentSeconds))

@@ -199,8 +199,7 @@ extension TranscodePlan {
         }
         let rungs = ladder(width: width, height: height, rungs: preset.rungs, audioKbps: preset.audio.bitrateKbps)
         let top = rungs[rungs.count - 1]
-        let decision = TopRungDecision.decide(clips: planned, top: top, rungCount: rungs.count, preset: preset,
-                                              estimatedSeconds: estimated)
+        let decision = TopRungDecision.decide(clips: planned, top: top, rungCount: rungs.count, preset: preset)
         let idrFrames = decision.idrFrames
         let segmentStarts = idrFrames.map {
             TopRungDecision.segmentStarts(idrFrames: $0, frames: planned[0].source.video?.packets?.frames ?? 0,
@@ -208,8 +207,9 @@ extension TranscodePlan {
                                           target: preset.video.segmentSeconds, frameRate: frameRate)
         }
         // x264's own keyframe interval never adds an IDR between the upload's.
-        let gopFrames = idrFrames.map { frames in zip(frames.dropFirst(), frames).map { $0 - $1 }.max() ?? frameRate * preset.video.gopSeconds }
-            ?? frameRate * preset.video.gopSeconds
+        let gopFrames = idrFrames.map { frames in
+            zip(frames.dropFirst(), frames).map { $0 - $1 }.max() ?? max(1, planned[0].source.video?.packets?.frames ?? 1)
+        } ?? frameRate * preset.video.gopSeconds
         let posterSides = preset.thumbnails.posterShortSides.map { min($0, min(top.width, top.height)) }
         let posters = Array(Set(posterSides)).sorted().map { fit(width: width, height: height, shortSide: $0) }
         let cell = fit(width: width, height: height, shortSide: preset.thumbnails.storyboardShortSide)

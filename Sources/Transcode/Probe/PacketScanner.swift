@@ -5,9 +5,12 @@ extension InputContext {
     static let maxScannedFrames = 14_400
 
     /// Reads every packet of H.264 stream `index` without decoding it: presentation times, IDR
-    /// pictures (from the NAL unit types) and sizes. Nil when the stream is not H.264 with avcC
-    /// (length-prefixed) samples, has packets without timestamps, cannot be read to its end, or
-    /// is implausibly long. Consumes the input: call it last.
+    /// pictures (from the NAL unit types) and sizes. Nil — the stream cannot be copied as it is —
+    /// when it is not H.264 with avcC (length-prefixed) samples, or any packet is empty, is marked
+    /// for discarding (an edit list's tail), lacks timestamps, has a decode time that does not
+    /// increase or is after its presentation time, carries parameter sets or new extradata (a
+    /// mid-stream change of format), cannot be read, or there are implausibly many.
+    /// Consumes the input: call it last.
     func scanH264(stream index: Int) -> VideoPacketScan? {
         let st = stream(index)
         let par = st.pointee.codecpar.pointee
@@ -19,13 +22,17 @@ extension InputContext {
         let start = Double(startTime) / Double(cff_time_base())
         var times: [Double] = [], idrs: [Double] = [], sizes: [Int] = []
         let packet = Packet()
+        var lastDTS = Int64.min
         while true {
             guard let more = try? read(into: packet) else { return nil }
             guard more else { break }
             guard packet.streamIndex == index else { continue }
-            let pts = packet.pointer.pointee.pts
-            guard pts != cff_nopts(), times.count < Self.maxScannedFrames,
-                  let idr = Self.hasIDR(packet.pointer.pointee, lengthSize: lengthSize) else { return nil }
+            let p = packet.pointer.pointee
+            let pts = p.pts, dts = p.dts
+            guard pts != cff_nopts(), dts != cff_nopts(), dts > lastDTS, dts <= pts, times.count < Self.maxScannedFrames,
+                  p.flags & cff_pkt_flag_discard() == 0, p.side_data_elems == 0,
+                  let idr = Self.hasIDR(p, lengthSize: lengthSize) else { return nil }
+            lastDTS = dts
             let seconds = Double(pts) * timeBase - start
             times.append(seconds)
             sizes.append(Int(packet.pointer.pointee.size))
@@ -48,10 +55,11 @@ extension InputContext {
                                idrSeconds: idrs.sorted(), peakKbps: Int((Double(peakBits) / windowSeconds / 1000).rounded(.up)))
     }
 
-    /// Whether a length-prefixed H.264 sample holds an IDR slice (NAL unit type 5); nil when its
-    /// NAL units do not exactly fill it.
+    /// Whether a length-prefixed H.264 sample holds an IDR slice (NAL unit type 5); nil when it
+    /// is empty, its NAL units do not exactly fill it, or it carries a parameter set (types 7, 8:
+    /// the stream's format must stay the one in avcC).
     private static func hasIDR(_ packet: AVPacket, lengthSize: Int) -> Bool? {
-        guard let data = packet.data else { return nil }
+        guard let data = packet.data, packet.size > 0 else { return nil }
         let size = Int(packet.size)
         var offset = 0, idr = false
         while offset < size {
@@ -60,7 +68,11 @@ extension InputContext {
             for i in 0..<lengthSize { length = length << 8 | Int(data[offset + i]) }
             offset += lengthSize
             guard length > 0, length <= size - offset else { return nil }
-            if data[offset] & 0x1f == 5 { idr = true }
+            switch data[offset] & 0x1f {
+            case 5: idr = true
+            case 7, 8: return nil
+            default: break
+            }
             offset += length
         }
         return idr

@@ -39,6 +39,10 @@ public struct VideoStreamInfo: Sendable, Codable, Equatable {
     public var dolbyVision: Bool
     /// Sample range as FFmpeg names it: `tv` (limited), `pc` (full) or `unknown`; nil when not probed.
     public var colorRange: String?
+    /// Pixel (sample) aspect ratio, width over height, when the stream declares one.
+    public var pixelAspect: Double?
+    /// True when the stream declares interlaced fields; nil when it says nothing.
+    public var interlaced: Bool?
     /// Codec profile as FFmpeg names it (`High`, `Main`, …) and level ×10 (H.264 4.0: 40), when known.
     public var profile: String?
     public var level: Int?
@@ -48,7 +52,7 @@ public struct VideoStreamInfo: Sendable, Codable, Equatable {
     public init(codec: String, width: Int, height: Int, rotation: Int = 0, frameRate: Double,
                 pixelFormat: String = "yuv420p", bitDepth: Int = 8, colorTransfer: String = "bt709",
                 colorPrimaries: String = "bt709", colorSpace: String = "bt709", dolbyVision: Bool = false,
-                colorRange: String? = nil, profile: String? = nil, level: Int? = nil, packets: VideoPacketScan? = nil) {
+                colorRange: String? = nil, pixelAspect: Double? = nil, interlaced: Bool? = nil, profile: String? = nil, level: Int? = nil, packets: VideoPacketScan? = nil) {
         self.codec = codec
         self.width = width
         self.height = height
@@ -61,6 +65,8 @@ public struct VideoStreamInfo: Sendable, Codable, Equatable {
         self.colorSpace = colorSpace
         self.dolbyVision = dolbyVision
         self.colorRange = colorRange
+        self.pixelAspect = pixelAspect
+        self.interlaced = interlaced
         self.profile = profile
         self.level = level
         self.packets = packets
