@@ -71,7 +71,9 @@ final class Pipeline {
         if plan.passesTopRungThrough {
             let input = try InputContext(file: clipFiles[0])
             guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
-            topSource = .copy(try StreamParameters(input: input, streamIndex: video))
+            let parameters = try StreamParameters(input: input, streamIndex: video)
+            parameters.tagUnspecifiedColourAsBT709()
+            topSource = .copy(parameters)
         }
         let threads = Self.encoderThreads(plan.encodedRungs, cores: ProcessInfo.processInfo.activeProcessorCount)
         rungs = try plan.rungs.enumerated().map { index, rung in

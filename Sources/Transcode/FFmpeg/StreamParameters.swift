@@ -16,6 +16,16 @@ final class StreamParameters: @unchecked Sendable {
         copy.pointee.codec_tag = 0  // let each muxer pick its own tag
     }
 
+    /// Tags colour the stream leaves unspecified as BT.709 limited range (what untagged HD is
+    /// taken to be), so the container says what every other rung says.
+    func tagUnspecifiedColourAsBT709() {
+        let p = pointer
+        if p.pointee.color_primaries == AVCOL_PRI_UNSPECIFIED { p.pointee.color_primaries = AVCOL_PRI_BT709 }
+        if p.pointee.color_trc == AVCOL_TRC_UNSPECIFIED { p.pointee.color_trc = AVCOL_TRC_BT709 }
+        if p.pointee.color_space == AVCOL_SPC_UNSPECIFIED { p.pointee.color_space = AVCOL_SPC_BT709 }
+        if p.pointee.color_range == AVCOL_RANGE_UNSPECIFIED { p.pointee.color_range = AVCOL_RANGE_MPEG }
+    }
+
     deinit {
         var owned: UnsafeMutablePointer<AVCodecParameters>? = pointer
         avcodec_parameters_free(&owned)
