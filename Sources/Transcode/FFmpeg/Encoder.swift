@@ -49,10 +49,7 @@ final class Encoder {
     }
 
     /// The codec's extradata (for H.264, the avcC box), used to derive the RFC 6381 codec string.
-    var extradata: [UInt8] {
-        guard let data = ctx.pointee.extradata, ctx.pointee.extradata_size > 0 else { return [] }
-        return Array(UnsafeBufferPointer(start: data, count: Int(ctx.pointee.extradata_size)))
-    }
+    var extradata: [UInt8] { extradataBytes(ctx.pointee.extradata, count: ctx.pointee.extradata_size) }
 }
 
 extension Dictionary where Key == String, Value == String {
@@ -67,4 +64,10 @@ extension Dictionary where Key == String, Value == String {
         }
         return keys
     }
+}
+
+/// A copy of `count` bytes at `data` (a codec's extradata); empty when there are none.
+func extradataBytes(_ data: UnsafeMutablePointer<UInt8>?, count: Int32) -> [UInt8] {
+    guard let data, count > 0 else { return [] }
+    return Array(UnsafeBufferPointer(start: data, count: Int(count)))
 }

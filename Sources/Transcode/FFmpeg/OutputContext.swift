@@ -33,20 +33,20 @@ struct OutputContext: ~Copyable {
     /// Adds a stream fed by `encoder`; returns its index.
     @discardableResult
     func addStream(from encoder: Encoder) throws -> Int {
-        guard let stream = avformat_new_stream(ctx, nil) else { throw TranscodeError.internalFailure("avformat_new_stream") }
-        let copied = avcodec_parameters_from_context(stream.pointee.codecpar, encoder.ctx)
-        guard copied >= 0 else { throw TranscodeError.internalFailure("codec parameters: \(AVResult.message(copied))") }
-        stream.pointee.time_base = encoder.timeBase
-        return Int(stream.pointee.index)
+        try addStream(timeBase: encoder.timeBase) { avcodec_parameters_from_context($0, encoder.ctx) }
     }
 
     /// Adds a stream whose packets are copied from an input stream as they are; returns its index.
     @discardableResult
     func addStream(copying parameters: StreamParameters) throws -> Int {
+        try addStream(timeBase: parameters.timeBase) { avcodec_parameters_copy($0, parameters.pointer) }
+    }
+
+    private func addStream(timeBase: AVRational, fill: (UnsafeMutablePointer<AVCodecParameters>) -> Int32) throws -> Int {
         guard let stream = avformat_new_stream(ctx, nil) else { throw TranscodeError.internalFailure("avformat_new_stream") }
-        let copied = avcodec_parameters_copy(stream.pointee.codecpar, parameters.pointer)
-        guard copied >= 0 else { throw TranscodeError.internalFailure("codec parameters: \(AVResult.message(copied))") }
-        stream.pointee.time_base = parameters.timeBase
+        let filled = fill(stream.pointee.codecpar)
+        guard filled >= 0 else { throw TranscodeError.internalFailure("codec parameters: \(AVResult.message(filled))") }
+        stream.pointee.time_base = timeBase
         return Int(stream.pointee.index)
     }
 

@@ -32,8 +32,5 @@ final class StreamParameters: @unchecked Sendable {
     }
 
     /// The codec's global header (avcC for H.264 from MP4).
-    var extradata: [UInt8] {
-        guard let data = pointer.pointee.extradata, pointer.pointee.extradata_size > 0 else { return [] }
-        return Array(UnsafeBufferPointer(start: data, count: Int(pointer.pointee.extradata_size)))
-    }
+    var extradata: [UInt8] { extradataBytes(pointer.pointee.extradata, count: pointer.pointee.extradata_size) }
 }
