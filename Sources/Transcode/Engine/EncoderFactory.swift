@@ -6,7 +6,7 @@ enum EncoderFactory {
     /// High profile at the plan's level, 8-bit 4:2:0, BT.709 tags.
     static func video(_ rung: TranscodePlan.PlannedRung, plan: TranscodePlan, threads: Int) throws -> Encoder {
         let gop = plan.gopFrames
-        let level = Int32((Double(plan.level) ?? 4.1) * 10 + 0.5)
+        let level = Int32(TranscodePlan.levelIDC(plan.level))
         return try Encoder(codecName: "libx264", options: [
             "preset": plan.encoderPreset,
             "profile": "high",

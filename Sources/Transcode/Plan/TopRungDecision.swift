@@ -19,8 +19,12 @@ public struct TopRungDecision: Sendable, Codable, Equatable {
     public var reason: String
     /// Passthrough only: the output frames (from 0) holding the upload's IDRs.
     public var idrFrames: [Int]?
+    /// Passthrough only: frames between the upload's IDRs (its length when it has one IDR).
+    public var idrInterval: Int?
 
-    static func encode(_ reason: String) -> TopRungDecision { TopRungDecision(mode: .encode, reason: reason, idrFrames: nil) }
+    static func encode(_ reason: String) -> TopRungDecision {
+        TopRungDecision(mode: .encode, reason: reason, idrFrames: nil, idrInterval: nil)
+    }
 
     /// Decides for one planned ladder. Pure: reads the probe (with its packet scan) and the preset.
     static func decide(clips: [PlannedClip], top: TranscodePlan.PlannedRung, rungCount: Int, preset: Preset) -> TopRungDecision {
@@ -33,8 +37,7 @@ public struct TopRungDecision: Sendable, Codable, Equatable {
         guard video.codec == "h264" else { return .encode("codec \(video.codec), not H.264") }
         let profile = video.profile ?? "unknown"
         guard profile == "High" || profile == "Main" else { return .encode("H.264 profile \(profile), not High or Main") }
-        let allowedLevel = Int(((Double(preset.video.level) ?? 4.1) * 10).rounded())
-        guard let level = video.level, level <= allowedLevel else {
+        guard let level = video.level, level <= TranscodePlan.levelIDC(preset.video.level) else {
             return .encode("H.264 level \(video.level.map { String(Double($0) / 10) } ?? "unknown") above the preset's \(preset.video.level)")
         }
         guard video.pixelFormat == "yuv420p", video.bitDepth == 8, !video.isFullRange else {
@@ -95,7 +98,7 @@ public struct TopRungDecision: Sendable, Codable, Equatable {
             mode: .passthrough,
             reason: String(format: "H.264 %@@%.1f %dx%d %.0f fps, IDR every %.2f s, peak %d kbit/s: meets the top rung",
                            profile, Double(level) / 10, video.width, video.height, fps, Double(gop) / fps, scan.peakKbps),
-            idrFrames: idrs)
+            idrFrames: idrs, idrInterval: gop)
     }
 
     /// Segment starts chosen among the upload's IDR frames, following the planned lengths

@@ -200,16 +200,13 @@ extension TranscodePlan {
         let rungs = ladder(width: width, height: height, rungs: preset.rungs, audioKbps: preset.audio.bitrateKbps)
         let top = rungs[rungs.count - 1]
         let decision = TopRungDecision.decide(clips: planned, top: top, rungCount: rungs.count, preset: preset)
-        let idrFrames = decision.idrFrames
-        let segmentStarts = idrFrames.map {
+        let segmentStarts = decision.idrFrames.map {
             TopRungDecision.segmentStarts(idrFrames: $0, frames: planned[0].source.video?.packets?.frames ?? 0,
                                           initial: preset.video.initialSegmentSeconds,
                                           target: preset.video.segmentSeconds, frameRate: frameRate)
         }
         // x264's own keyframe interval never adds an IDR between the upload's.
-        let gopFrames = idrFrames.map { frames in
-            zip(frames.dropFirst(), frames).map { $0 - $1 }.max() ?? max(1, planned[0].source.video?.packets?.frames ?? 1)
-        } ?? frameRate * preset.video.gopSeconds
+        let gopFrames = decision.idrInterval ?? frameRate * preset.video.gopSeconds
         let posterSides = preset.thumbnails.posterShortSides.map { min($0, min(top.width, top.height)) }
         let posters = Array(Set(posterSides)).sorted().map { fit(width: width, height: height, shortSide: $0) }
         let cell = fit(width: width, height: height, shortSide: preset.thumbnails.storyboardShortSide)
@@ -331,6 +328,9 @@ extension TranscodePlan {
         }
         return index >= start && (index - start) % (segmentSeconds * frameRate) == 0
     }
+
+    /// An H.264 level as written in specs (`4.1`) as the codec numbers it (41).
+    static func levelIDC(_ level: String) -> Int { Int(((Double(level) ?? 4.1) * 10).rounded()) }
 
     /// Number of output frames in `seconds`, the most the timeline may hold (trim) or the first
     /// frame count that is over the limit (reject, allowing the last frame's own duration).
