@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue #15, side by side in one run: `ingestd transcode` vs. the ffmpeg CLI one-command ladder
-# with the same four rungs (234p/360p/720p/1080p, the same capped-CRF settings as
-# Presets/default.json, loudnorm, AAC, fMP4 HLS), timed by farm-bench (A/B alternated, medians,
+# with the same four rungs (Benchmarks/lib/ffmpeg-ladder.sh crf: 234p/360p/720p/1080p, the same
+# capped-CRF settings as Presets/default.json, loudnorm, AAC, fMP4 HLS), timed by farm-bench (A/B alternated, medians,
 # ratios pair by pair), on two 20 s 1080x1920 30 fps sources:
 #   app     — what the app uploads: H.264 High@4.0, 3 Mbit/s peak, IDR every second, AAC
 #             (ingestd passes its packets through as the top rung and the MP4);
@@ -33,22 +33,6 @@ make_source app -preset veryfast -profile:v high -level 4.0 -x264-params keyint=
 make_source camera -preset veryfast -profile:v high -x264-params keyint=60:min-keyint=60:scenecut=0 \
   -b:v 14M -maxrate 16M -bufsize 16M
 
-FILTER="[0:v]fps=30,split=4[a][b][c][d];[a]scale=234:416[v0];[b]scale=360:640[v1];[c]scale=720:1280[v2];[d]scale=1080:1920[v3]"
-cat > "$OUT/ffmpeg_ladder.sh" <<SH
-#!/bin/sh
-# The CLI ladder: decode once, split, four libx264 encodes, loudnorm, AAC once, fMP4 HLS.
-rm -rf "\$2" && mkdir -p "\$2" && exec ffmpeg -hide_banner -loglevel error -y -i "\$1" -filter_complex "$FILTER" \\
-  -map "[v0]" -map "[v1]" -map "[v2]" -map "[v3]" -map 0:a \\
-  -c:v libx264 -preset veryfast -profile:v high -level 4.1 -pix_fmt yuv420p \\
-  -x264-params keyint=60:min-keyint=60:scenecut=0:open-gop=0 \\
-  -crf:v:0 28 -maxrate:v:0 160k -bufsize:v:0 160k -crf:v:1 26 -maxrate:v:1 500k -bufsize:v:1 750k \\
-  -crf:v:2 24 -maxrate:v:2 3000k -bufsize:v:2 6000k -crf:v:3 23 -maxrate:v:3 6000k -bufsize:v:3 12000k \\
-  -af "aresample=48000,loudnorm=I=-14:TP=-1:LRA=11,aresample=48000" -c:a aac -b:a 128k -ar 48000 -ac 2 \\
-  -f hls -hls_time 6 -hls_playlist_type vod -hls_segment_type fmp4 \\
-  -var_stream_map "v:0,agroup:aud v:1,agroup:aud v:2,agroup:aud v:3,agroup:aud a:0,agroup:aud" \\
-  -master_pl_name master.m3u8 -hls_segment_filename "\$2/%v/seg_%03d.m4s" "\$2/%v/index.m3u8"
-SH
-chmod +x "$OUT/ffmpeg_ladder.sh"
 
 ssim() {  # DISTORTED REFERENCE → SSIM All
   ffmpeg -hide_banner -nostats -i "$1" -i "$2" -lavfi "[0:v][1:v]ssim" -f null - 2>&1 | sed -n 's/.*SSIM.* All:\([0-9.]*\).*/\1/p' | tail -1
@@ -57,7 +41,7 @@ ssim() {  # DISTORTED REFERENCE → SSIM All
 for name in app camera; do
   src="$OUT/$name.mp4"
   echo "== $name: $(ffprobe -v error -select_streams v:0 -show_entries stream=profile,level,bit_rate -of csv=p=0 "$src") ($(stat -c %s "$src") bytes)"
-  farm-bench -n "$RUNS" --timeout 1800 --vs "$OUT/ffmpeg_ladder.sh $src $OUT/$name-ffmpeg" \
+  farm-bench -n "$RUNS" --timeout 1800 --vs "Benchmarks/lib/ffmpeg-ladder.sh crf $src $OUT/$name-ffmpeg" \
     -- sh -c "rm -rf $OUT/$name-ingestd && exec $BIN transcode $src --out $OUT/$name-ingestd --no-progress" | tee "$OUT/$name-farm-bench.txt"
   python3 - "$OUT/$name-ingestd/manifest.json" <<'PY'
 import json, sys

@@ -18,6 +18,8 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
         #expect(plan.rungs.map(\.audioBitrateKbps) == [32, 64, 128, 128])
         #expect(plan.audioBitratesKbps == [32, 64, 128])
         #expect(plan.rungs[0].maxrateKbps + plan.rungs[0].audioBitrateKbps <= 300, "the bottom rung fits a 3G link with room")
+        // Only the startup rung starts with its rate buffer partly full; the others as x264 does.
+        #expect(plan.rungs.map(\.initialBufferFill) == [0.1, nil, nil, nil])
     }
 
     @Test func rotatedLandscapeCodedSourceBecomesPortrait() throws {

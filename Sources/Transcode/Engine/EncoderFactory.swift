@@ -12,9 +12,8 @@ enum EncoderFactory {
             "profile": "high",
             "crf": String(rung.crf),
             "forced-idr": "1",
-            // vbv-init: the stream starts with a rate buffer that is only partly full, so the first
-            // segments cannot burst past the cap (they are what a player on a slow link waits for).
-            "x264-params": "keyint=\(gop):min-keyint=\(gop):scenecut=0:open-gop=0:vbv-init=\(plan.initialBufferFill)",
+            "x264-params": "keyint=\(gop):min-keyint=\(gop):scenecut=0:open-gop=0"
+                + (rung.initialBufferFill.map { ":vbv-init=\($0)" } ?? ""),
         ]) { ctx in
             ctx.pointee.width = Int32(rung.width)
             ctx.pointee.height = Int32(rung.height)

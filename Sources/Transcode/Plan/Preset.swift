@@ -29,9 +29,9 @@ public struct Preset: Sendable, Codable, Equatable {
         public var clipFit: ClipFit
         /// Copy an upload's own H.264 as the top rung when it already meets it (``TopRungDecision``).
         public var passthrough: Bool
-        /// How full each rung's rate buffer is at the start (x264 `vbv-init`, a fraction of
-        /// `bufsizeKbps`): what the first frames may spend beyond the rate cap, so what a player on
-        /// a slow link waits for before the first frame.
+        /// How full the startup rung's rate buffer is at the start (x264 `vbv-init`, a fraction of
+        /// `bufsizeKbps`): what its first frames may spend beyond the rate cap, so what a player on
+        /// a slow link waits for before the first frame. The other rungs start as x264 does (0.9).
         public var initialBufferFill: Double
 
         public init(encoderPreset: String, level: String, frameRate: Int, gopSeconds: Int, segmentSeconds: Int,
