@@ -97,6 +97,19 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
 
     /// The preview loop keeps the top rung's shape at the preset's short side (never above the
     /// top rung's), with even sides; turned off, its branch and sink are gone.
+    @Test func smallerRungsAreScaledFromTheNextLargerOne() throws {
+        let plan = try TranscodePlan.make(probe: probe(width: 1080, height: 1920), preset: .builtIn)
+        let chains = plan.videoFilterGraph.split(separator: ";").map(String.init)
+        #expect(chains.first == "[in0]split=3[s0][s1][s2]", "the timeline feeds the largest rung, the poster and the storyboard")
+        let inputs = ["1080x1920": "[s0]", "720x1280": "[c2]", "360x640": "[c1]", "234x416": "[c0]"]
+        for (size, input) in inputs {
+            let parts = size.split(separator: "x")
+            #expect(chains.contains { $0.hasPrefix("\(input)scale=w=\(parts[0]):h=\(parts[1]):flags=bicubic,") }, "\(size) from \(input)")
+        }
+        #expect(chains.contains { $0.contains("scale=w=720:h=1280") && $0.hasSuffix("split=2[out2][c1]") })
+        #expect(chains.contains { $0.contains("scale=w=234:h=416") && $0.hasSuffix("[out0]") })
+    }
+
     @Test func previewIsPlannedAtTheRungsAspect() throws {
         let portrait = try #require(try TranscodePlan.make(probe: probe(width: 1080, height: 1920), preset: .builtIn).preview)
         #expect(portrait == .init(width: 240, height: 426, fps: 12, frames: 36, maxBytes: 300_000))
@@ -107,7 +120,8 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
         let tiny = try TranscodePlan.make(probe: probe(width: 200, height: 150), preset: .builtIn)
         #expect(tiny.preview.map { "\($0.width)x\($0.height)" } == "200x150", "capped at the top rung")
         #expect(plan.previewSinkIndex == plan.rungs.count + 2 && plan.videoSinkCount == plan.rungs.count + 3)
-        #expect(plan.videoFilterGraph.contains("fps=fps=12:start_time=0:round=up,scale=w=240:h=426"))
+        #expect(plan.videoFilterGraph.contains("[p]fps=fps=12:start_time=0:round=up,scale=w=240:h=426"),
+                "the preview is scaled from the 360p rung's frames")
         var preset = Preset.builtIn
         preset.preview = .init(enabled: true, seconds: 5, fps: 10, shortSide: 320, maxBytes: 100_000)
         let custom = try #require(try TranscodePlan.make(probe: probe(width: 1920, height: 1080), preset: preset).preview)

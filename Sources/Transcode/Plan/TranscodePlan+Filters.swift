@@ -66,30 +66,43 @@ extension TranscodePlan {
         return "[in0]" + chain.joined(separator: ",") + "[out0]"
     }
 
-    /// Fans the normalised timeline out to every rung and thumbnail. Rung scalers only resize
-    /// (and bring a single clip's full-range video to TV range): a rung at the frame's own size is
-    /// a pass-through (no per-frame conversion) whenever the frame already is 4:2:0 TV range.
+    /// Fans the normalised timeline out to every rung and thumbnail, as a cascade: the largest
+    /// encoded rung is scaled from the timeline, each smaller one from the next larger rung's
+    /// frames (and the preview from the smallest rung that covers it), which halves the scaling
+    /// work of the small rungs against scaling each from the source. Rung scalers only resize (and
+    /// bring a single clip's full-range video to TV range, once, at the largest rung): a rung at
+    /// the frame's own size is a pass-through whenever the frame already is 4:2:0 TV range.
     public var videoFilterGraph: String {
-        let branches = videoSinkCount
-        let labels = (0..<branches).map { "[v\($0)]" }.joined()
+        let rungs = Array(encodedRungs)
         let range = clips.contains(where: \.reachesFanOutFullRange) ? ":out_range=tv" : ""
-        var graph = "[in0]split=\(branches)\(labels)"
-        for (index, rung) in encodedRungs.enumerated() {
-            graph += ";[v\(index)]scale=w=\(rung.width):h=\(rung.height):flags=bicubic\(range),"
-                + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709[out\(index)]"
+        let previewFeed = preview.flatMap { p in rungs.firstIndex { $0.width >= p.width && $0.height >= p.height } }
+        var sourceTaps = 0
+        func tap() -> String { sourceTaps += 1; return "[s\(sourceTaps - 1)]" }
+        var chains: [String] = []
+        for index in rungs.indices.reversed() {
+            let rung = rungs[index]
+            let input = index == rungs.count - 1 ? tap() : "[c\(index)]"
+            var consumers = ["[out\(index)]"]
+            if index > 0 { consumers.append("[c\(index - 1)]") }
+            if previewFeed == index { consumers.append("[p]") }
+            chains.append(input + "scale=w=\(rung.width):h=\(rung.height):flags=bicubic\(index == rungs.count - 1 ? range : ""),"
+                + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709"
+                + (consumers.count == 1 ? consumers[0] : ",split=\(consumers.count)" + consumers.joined()))
         }
         let poster = posters[posters.count - 1]
-        graph += ";[v\(posterSinkIndex)]select='eq(mod(n,\(posterStep)),\(posterStep / 2))',scale=w=\(poster.width):h=\(poster.height):out_range=tv,"
-            + "format=yuv420p,signalstats[out\(posterSinkIndex)]"
-        graph += ";[v\(storyboardSinkIndex)]fps=fps=1/\(storyboard.intervalSeconds):start_time=0:round=up,"
+        chains.append(tap() + "select='eq(mod(n,\(posterStep)),\(posterStep / 2))',scale=w=\(poster.width):h=\(poster.height):out_range=tv,"
+            + "format=yuv420p,signalstats[out\(posterSinkIndex)]")
+        chains.append(tap() + "fps=fps=1/\(storyboard.intervalSeconds):start_time=0:round=up,"
             + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_range=pc,format=yuv420p,setparams=range=pc,"
-            + "tile=layout=\(storyboard.columns)x\(storyboard.rows)[out\(storyboardSinkIndex)]"
+            + "tile=layout=\(storyboard.columns)x\(storyboard.rows)[out\(storyboardSinkIndex)]")
         if let preview, let index = previewSinkIndex {
             // YDIF (mean luma change from the previous preview frame) is the activity measure.
-            graph += ";[v\(index)]fps=fps=\(preview.fps):start_time=0:round=up,"
-                + "scale=w=\(preview.width):h=\(preview.height):flags=bicubic\(range),format=yuv420p,signalstats[out\(index)]"
+            let input = previewFeed == nil ? tap() : "[p]"
+            chains.append(input + "fps=fps=\(preview.fps):start_time=0:round=up,"
+                + "scale=w=\(preview.width):h=\(preview.height):flags=bicubic\(previewFeed == nil ? range : ""),format=yuv420p,signalstats[out\(index)]")
         }
-        return graph
+        let taps = (0..<sourceTaps).map { "[s\($0)]" }.joined()
+        return (["[in0]split=\(sourceTaps)\(taps)"] + chains).joined(separator: ";")
     }
 
     /// One clip's sound: resampled to the output rate and layout with gaps filled so sample
