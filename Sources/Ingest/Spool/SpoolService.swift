@@ -3,45 +3,6 @@ import Logging
 import ServiceLifecycle
 import Transcode
 
-/// How the daemon runs.
-public struct DaemonConfiguration: Sendable {
-    public var spool: SpoolLayout
-    public var cdn: String
-    public var preset: Preset
-    public var runner: JobRunner
-    /// Jobs transcoded at once.
-    public var jobs: Int
-    /// Attempts (crashes, timeouts, retryable errors) before an upload goes to `failed/`.
-    public var maxAttempts: Int
-    /// First retry delay; doubles with each failed attempt (capped at 5 minutes).
-    public var backoffSeconds: Double
-    /// A file copied into `incoming/` in place must keep its size and mtime this long to count as complete.
-    public var settleSeconds: Double
-    /// Rescan interval (the polling fallback; inotify wakes the daemon sooner).
-    public var pollSeconds: Double
-    /// On SIGTERM, how long jobs in flight may run on before they are stopped and left queued.
-    public var graceSeconds: Double
-    /// When set, uploads are checked, moved to `queued/` and handed to this queue instead of
-    /// being transcoded here (the fleet's workers run them); `jobs` then bounds hand-offs in flight.
-    public var handOff: (any JobHandOff)?
-    /// When set, every final outcome is recorded here as a webhook event before the upload is filed.
-    public var outbox: Outbox?
-
-    public init(spool: SpoolLayout, cdn: String, preset: Preset, runner: JobRunner, jobs: Int, maxAttempts: Int = 3,
-                backoffSeconds: Double = 5, settleSeconds: Double = 2, pollSeconds: Double = 1, graceSeconds: Double = 30) {
-        self.spool = spool
-        self.cdn = cdn
-        self.preset = preset
-        self.runner = runner
-        self.jobs = jobs
-        self.maxAttempts = maxAttempts
-        self.backoffSeconds = backoffSeconds
-        self.settleSeconds = settleSeconds
-        self.pollSeconds = pollSeconds
-        self.graceSeconds = graceSeconds
-    }
-}
-
 /// The spool daemon: claims complete uploads, runs each in a child process, publishes to the
 /// CDN directory atomically and files the original under archive/, rejected/ or failed/.
 public actor SpoolService: Service {
@@ -360,36 +321,4 @@ public actor SpoolService: Service {
 
     /// Read from the child-runner's polling loop without hopping onto the actor.
     nonisolated let stopFlag = StopFlag()
-}
-
-/// A flag set once when jobs in flight must stop; readable from any thread.
-public final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stopped = false
-    public var value: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
-    }
-    public init() {}
-
-    public func set() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
-    }
-}
-
-extension Logger {
-    /// A copy of this logger with `metadata` added.
-    public func with(_ metadata: Logger.Metadata) -> Logger {
-        var copy = self
-        for (key, value) in metadata { copy[metadataKey: key] = value }
-        return copy
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a Double.
-    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

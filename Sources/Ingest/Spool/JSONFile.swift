@@ -1,0 +1,32 @@
+import Foundation
+
+/// JSON files of the spool and the job processes: written whole under a fresh name (created
+/// exclusively, never through a link), fsynced, renamed into place, the directory fsynced.
+public enum JSONFile {
+    public static func write<T: Encodable>(_ value: T, to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let data = try encoder.encode(value)
+        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        // Created exclusively and never through a link: a planted name cannot redirect the write.
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw IngestError.cannotWrite(path: temporary, reason: String(cString: strerror(errno))) }
+        let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == data.count, synced, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw IngestError.cannotWrite(path: path, reason: reason)
+        }
+        try Durability.syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+
+    public static func read<T: Decodable>(_ type: T.Type, from path: String) -> T? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try? decoder.decode(T.self, from: data)
+    }
+}

@@ -1,0 +1,14 @@
+import Foundation
+
+/// What the daemon remembers about a claimed job, in `work/<id>/job.json`.
+public struct JobRecord: Codable, Sendable, Equatable {
+    public var id: String
+    /// File (or directory) name of the original inside the job directory.
+    public var original: String
+    public var receivedAt: Date
+    /// Failed attempts so far (crashes, timeouts, retryable errors).
+    public var attempts: Int
+    /// Earliest time of the next attempt (exponential backoff).
+    public var notBefore: Date?
+    public var lastError: String?
+}
