@@ -74,12 +74,3 @@ struct JobRunCommand: AsyncParsableCommand {
         if status != .success { throw ExitCode(status.rawValue) }
     }
 }
-
-extension JSONEncoder {
-    static var iso: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }
-}

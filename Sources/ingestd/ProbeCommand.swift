@@ -11,8 +11,8 @@ struct ProbeCommand: ParsableCommand {
         Prints each clip's streams and how it is normalised (rotation, tone mapping, trim, fit), \
         the sound track, then the plan: output frame, the rungs with their sizes and rate control, \
         segment layout, and whether the top rung is the upload's own H.264 (passthrough) or \
-        encoded, with the condition that decided it. upload.json and the preset's limits are checked; an upload that would be \
-        rejected fails here with the same message and exit status as transcode (headers only: \
+        encoded, with the condition that decided it. upload.json and the preset's limits are checked; \
+        an upload that would be rejected fails here with the same message and exit status as transcode (headers only: \
         limits on decoded time are enforced while transcoding).
 
         Examples:
@@ -41,9 +41,7 @@ struct ProbeCommand: ParsableCommand {
                     var videoFilterGraph: String
                     var audioFilterGraph: String
                 }
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                let data = try encoder.encode(Output(plan: plan, clipFilterGraphs: plan.clips.map(plan.clipVideoFilter),
+                let data = try JSONEncoder.ingestd.encode(Output(plan: plan, clipFilterGraphs: plan.clips.map(plan.clipVideoFilter),
                                                      videoFilterGraph: plan.videoFilterGraph,
                                                      audioFilterGraph: plan.audioFilterGraph))
                 print(String(decoding: data, as: UTF8.self))

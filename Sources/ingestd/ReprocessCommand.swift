@@ -104,8 +104,7 @@ struct ReprocessCommand: AsyncParsableCommand {
             }
             var counts: [String: Int] = [:]
             for item in items { counts[item.result?.rawValue ?? item.action.rawValue, default: 0] += 1 }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let encoder = JSONEncoder.ingestd
             let report = Report(preset: preset.name, presetHash: preset.contentHash, dryRun: dryRun, counts: counts, items: items)
             print(String(decoding: (try? encoder.encode(report)) ?? Data(), as: UTF8.self))
             return

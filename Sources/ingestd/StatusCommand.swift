@@ -43,9 +43,7 @@ struct StatusCommand: AsyncParsableCommand {
         }
         let status = SpoolStatus(layout: SpoolLayout(root: spool))
         if json {
-            let encoder = JSONEncoder.iso
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            print(String(decoding: try JSONEncoder.ingestd.encode(status), as: UTF8.self))
             return
         }
         print("queue depth: \(status.queueDepth)")
@@ -77,9 +75,7 @@ struct StatusCommand: AsyncParsableCommand {
             throw Report.fail(QueueUnavailable(database: database, error: error), json: json)
         }
         if json {
-            let encoder = JSONEncoder.iso
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+            print(String(decoding: try JSONEncoder.ingestd.encode(status), as: UTF8.self))
             return
         }
         print("jobs: " + ["queued", "running", "published", "rejected", "failed"].map { "\($0) \(status.counts[$0] ?? 0)" }

@@ -4,10 +4,7 @@ import Foundation
 /// exclusively, never through a link), fsynced, renamed into place, the directory fsynced.
 public enum JSONFile {
     public static func write<T: Encodable>(_ value: T, to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        let data = try encoder.encode(value)
+        let data = try JSONEncoder.ingestd.encode(value)
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         // Created exclusively and never through a link: a planted name cannot redirect the write.
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)

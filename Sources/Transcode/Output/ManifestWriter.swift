@@ -100,8 +100,6 @@ enum ManifestWriter {
 extension ReadyManifest {
     /// Pretty, key-sorted JSON.
     public func jsonData() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(self)) ?? Data()
+        (try? JSONEncoder.ingestd.encode(self)) ?? Data()
     }
 }

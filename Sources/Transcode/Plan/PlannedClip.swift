@@ -1,7 +1,7 @@
 /// How one clip is normalised on its way into the timeline.
 public struct PlannedClip: Sendable, Codable, Equatable {
     public var source: SourceProbe
-    /// Trim window on the clip's own 30 fps grid: first frame kept and first frame dropped (nil: to the end).
+    /// Trim window on the clip's own frame grid at the preset's rate: first frame kept and first frame dropped (nil: to the end).
     public var startFrame: Int
     public var endFrame: Int?
     /// Clockwise rotation applied to the decoded frames.

@@ -320,9 +320,7 @@ extension Preset {
 
     /// Canonical JSON (sorted keys), as written to `Presets/` and hashed.
     public func canonicalJSON() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return (try? encoder.encode(self)) ?? Data()
+        (try? JSONEncoder.ingestd.encode(self)) ?? Data()
     }
 
     /// A content hash of the canonical JSON (FNV-1a 64, hex): equal presets, equal hashes.

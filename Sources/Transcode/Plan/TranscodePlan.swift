@@ -25,8 +25,9 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var storyboard: PlannedStoryboard
     /// The animated preview loop; nil when the preset turns it off.
     public var preview: PlannedPreview?
-    /// First frame index of each segment, for the estimated duration (more follow the same rule).
+    /// Length of every segment after the initial ones, in seconds.
     public var segmentSeconds: Int
+    /// Lengths of the first segments, in seconds (short, so a slow link starts playing sooner).
     public var initialSegmentSeconds: [Double]
     public var level: String
     public var encoderPreset: String
