@@ -31,6 +31,13 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+extension IngestError {
+    /// The machine code of any error the ingest path reports (`internal` for the unexpected).
+    public static func code(of error: Error) -> String {
+        (error as? TranscodeError)?.code ?? (error as? IngestError)?.code ?? "internal"
+    }
+}
+
 /// Process exit statuses, following sysexits(3) so scripts can tell who must act.
 public enum ExitStatus: Int32, Sendable, CaseIterable {
     case success = 0

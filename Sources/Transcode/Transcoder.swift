@@ -86,9 +86,7 @@ public enum Transcoder {
         let pipeline = try Pipeline(plan: plan, clipFiles: request.clipFiles, musicFile: request.musicFile, layout: layout,
                                     cancellation: cancellation) { emit(.progress($0)) }
         let result = try pipeline.run()
-        let elapsed = ContinuousClock.now - clock
-        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return try ManifestWriter.write(plan: plan, layout: layout, result: result, wallSeconds: wall,
+        return try ManifestWriter.write(plan: plan, layout: layout, result: result, wallSeconds: (ContinuousClock.now - clock).seconds,
                                         uploadID: request.uploadID, metadata: request.metadata)
     }
 

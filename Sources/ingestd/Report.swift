@@ -10,7 +10,7 @@ enum Report {
     static func fail(_ error: Error, json: Bool) -> ExitCode {
         var status = ExitStatus(for: error)
         let message = "\(error)"
-        var code = (error as? TranscodeError)?.code ?? (error as? IngestError)?.code ?? "internal"
+        var code = IngestError.code(of: error)
         if let refused = error as? SubmitRefusal {
             code = refused.refusal.code
             status = code == "missing" ? .inputMissing : .badInput

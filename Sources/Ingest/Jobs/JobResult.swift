@@ -29,7 +29,7 @@ public struct JobResult: Codable, Sendable {
 
     public init(error: Error) {
         ok = false
-        code = (error as? TranscodeError)?.code ?? (error as? IngestError)?.code ?? "internal"
+        code = IngestError.code(of: error)
         message = "\(error)"
     }
 }

@@ -166,19 +166,15 @@ final class ClipReader {
             f.pointee.pict_type = AV_PICTURE_TYPE_NONE
             lastVideoEnd = max(lastVideoEnd, f.pointee.pts + max(cff_frame_duration(f), 1))
             lastFrameEnd = max(lastFrameEnd, f.pointee.pts + (cff_frame_duration(f) > 0 ? cff_frame_duration(f) : frameTicks))
-            if videoGraph == nil { videoGraph = try makeVideoGraph(f) }
+            if videoGraph == nil { videoGraph = try makeVideoGraph(like: decoded) }
             try videoGraph!.push(decoded)
             framesDecoded += 1
         }
     }
 
-    private func makeVideoGraph(_ f: UnsafeMutablePointer<AVFrame>) throws -> FilterGraph {
-        let tb = videoDecoder.timeBase
-        let sar = f.pointee.sample_aspect_ratio.num > 0 ? f.pointee.sample_aspect_ratio : AVRational(num: 1, den: 1)
-        let arguments = "video_size=\(f.pointee.width)x\(f.pointee.height):pix_fmt=\(f.pointee.format)"
-            + ":time_base=\(tb.num)/\(tb.den):pixel_aspect=\(sar.num)/\(sar.den)"
-        return try FilterGraph(description: plan.clipVideoFilter(clip),
-                               sources: [FilterGraph.Source(filter: "buffer", arguments: arguments)], sinks: ["buffersink"])
+    private func makeVideoGraph(like frame: Frame) throws -> FilterGraph {
+        try FilterGraph(description: plan.clipVideoFilter(clip),
+                        sources: [.video(like: frame, timeBase: videoDecoder.timeBase)], sinks: ["buffersink"])
     }
 
     private func receiveAudio(_ decoder: Decoder) throws {

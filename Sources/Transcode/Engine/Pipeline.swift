@@ -198,13 +198,9 @@ final class Pipeline {
     }
 
     private func makeFanOut(_ frame: Frame) throws -> FilterGraph {
-        let f = frame.pointer.pointee
-        let sar = f.sample_aspect_ratio.num > 0 ? f.sample_aspect_ratio : AVRational(num: 1, den: 1)
-        let arguments = "video_size=\(f.width)x\(f.height):pix_fmt=\(f.format)"
-            + ":time_base=1/\(plan.frameRate):pixel_aspect=\(sar.num)/\(sar.den)"
-        let sinks = Array(repeating: "buffersink", count: plan.videoSinkCount)
-        return try FilterGraph(description: plan.videoFilterGraph,
-                               sources: [FilterGraph.Source(filter: "buffer", arguments: arguments)], sinks: sinks)
+        try FilterGraph(description: plan.videoFilterGraph,
+                        sources: [.video(like: frame, timeBase: AVRational(num: 1, den: Int32(plan.frameRate)))],
+                        sinks: Array(repeating: "buffersink", count: plan.videoSinkCount))
     }
 
     /// Pulls every graph output until it needs more input (or has ended), encoding as it goes.
@@ -247,11 +243,9 @@ final class Pipeline {
             throw TranscodeError.corruptInput(path: plan.clips[0].source.path, detail: "no frame available for a poster")
         }
         let sizes = plan.posters
-        let posterGraph = try FilterGraph(
-            description: plan.posterFilterGraph,
-            sources: [FilterGraph.Source(filter: "buffer", arguments:
-                "video_size=\(best.pointer.pointee.width)x\(best.pointer.pointee.height):pix_fmt=\(best.pointer.pointee.format):time_base=1/1:pixel_aspect=1/1")],
-            sinks: Array(repeating: "buffersink", count: sizes.count))
+        let posterGraph = try FilterGraph(description: plan.posterFilterGraph,
+                                          sources: [.video(like: best, timeBase: AVRational(num: 1, den: 1), pixelAspect: AVRational(num: 1, den: 1))],
+                                          sinks: Array(repeating: "buffersink", count: sizes.count))
         best.pointer.pointee.pts = 0
         try posterGraph.push(best)
         try posterGraph.close(at: 1)

@@ -13,8 +13,7 @@ struct ProgressMeter {
     }
 
     var elapsed: Double {
-        let duration = ContinuousClock.now - start
-        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        (ContinuousClock.now - start).seconds
     }
 
     mutating func update(outputSeconds: Double, frames: Int, force: Bool = false) {

@@ -15,15 +15,13 @@ final class Encoder {
         guard let ctx = avcodec_alloc_context3(codec) else { throw TranscodeError.internalFailure("avcodec_alloc_context3") }
         context = ctx
         configure(ctx)
-        var dictionary: OpaquePointer? = nil
-        for (key, value) in options.sorted(by: { $0.key < $1.key }) { av_dict_set(&dictionary, key, value, 0) }
-        defer { av_dict_free(&dictionary) }
-        let opened = avcodec_open2(ctx, codec, &dictionary)
+        let dictionary = OptionDictionary(options)
+        let opened = avcodec_open2(ctx, codec, &dictionary.pointer)
         guard opened >= 0 else {
             throw TranscodeError.internalFailure("cannot open encoder \(codecName): \(AVResult.message(opened))")
         }
-        if let leftover = Dictionary.keys(of: dictionary), !leftover.isEmpty {
-            throw TranscodeError.internalFailure("encoder \(codecName) ignored options: \(leftover.joined(separator: ", "))")
+        guard dictionary.leftover.isEmpty else {
+            throw TranscodeError.internalFailure("encoder \(codecName) ignored options: \(dictionary.leftover.joined(separator: ", "))")
         }
     }
 
@@ -50,20 +48,6 @@ final class Encoder {
 
     /// The codec's extradata (for H.264, the avcC box), used to derive the RFC 6381 codec string.
     var extradata: [UInt8] { extradataBytes(ctx.pointee.extradata, count: ctx.pointee.extradata_size) }
-}
-
-extension Dictionary where Key == String, Value == String {
-    /// Keys still present in an `AVDictionary` (options nobody consumed).
-    static func keys(of dictionary: OpaquePointer?) -> [String]? {
-        guard let dictionary else { return nil }
-        var keys: [String] = []
-        var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
-        while let next = av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
-            keys.append(String(cString: next.pointee.key))
-            entry = next
-        }
-        return keys
-    }
 }
 
 /// A copy of `count` bytes at `data` (a codec's extradata); empty when there are none.

@@ -117,6 +117,15 @@ extension FilterGraph {
 }
 
 extension FilterGraph.Source {
+    /// A `buffer` for video frames like `frame` (size, pixel format, and pixel aspect unless
+    /// given; square when unset), timestamps in `timeBase`.
+    static func video(like frame: Frame, timeBase: AVRational, pixelAspect: AVRational? = nil) -> Self {
+        let f = frame.pointer.pointee
+        let sar = pixelAspect ?? (f.sample_aspect_ratio.num > 0 ? f.sample_aspect_ratio : AVRational(num: 1, den: 1))
+        return .init(filter: "buffer", arguments: "video_size=\(f.width)x\(f.height):pix_fmt=\(f.format)"
+                     + ":time_base=\(timeBase.num)/\(timeBase.den):pixel_aspect=\(sar.num)/\(sar.den)")
+    }
+
     /// An `abuffer` for audio already in the output format: planar float stereo at `sampleRate`,
     /// timestamps counted in samples.
     static func planarStereo(sampleRate rate: Int) -> Self {

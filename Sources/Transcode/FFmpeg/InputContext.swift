@@ -49,11 +49,9 @@ struct InputContext: ~Copyable {
         guard let allocated = avformat_alloc_context() else { throw TranscodeError.internalFailure("avformat_alloc_context") }
         allocated.pointee.pb = io.context
         cff_forbid_nested_inputs(allocated)
-        var options: OpaquePointer? = nil
-        av_dict_set(&options, "format_whitelist", name, 0)
-        defer { av_dict_free(&options) }
+        let options = OptionDictionary(["format_whitelist": name])
         var ctx: UnsafeMutablePointer<AVFormatContext>? = allocated
-        let opened = avformat_open_input(&ctx, file.path, format, &options)
+        let opened = avformat_open_input(&ctx, file.path, format, &options.pointer)
         guard opened >= 0, ctx != nil else {  // avformat_open_input freed the context
             throw TranscodeError.cannotOpen(path: file.path, reason: AVResult.message(opened))
         }

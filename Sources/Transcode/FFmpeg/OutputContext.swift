@@ -58,14 +58,12 @@ struct OutputContext: ~Copyable {
             guard opened >= 0 else { throw TranscodeError.outputFailed(path: path, reason: AVResult.message(opened)) }
             ownsIO = true
         }
-        var dictionary: OpaquePointer? = nil
-        for (key, value) in options.sorted(by: { $0.key < $1.key }) { av_dict_set(&dictionary, key, value, 0) }
-        defer { av_dict_free(&dictionary) }
-        let written = avformat_write_header(ctx, &dictionary)
+        let dictionary = OptionDictionary(options)
+        let written = avformat_write_header(ctx, &dictionary.pointer)
         guard written >= 0 else { throw outputError(written) }
         headerWritten = true
-        if let leftover = Dictionary.keys(of: dictionary), !leftover.isEmpty {
-            throw TranscodeError.internalFailure("muxer for \(path) ignored options: \(leftover.joined(separator: ", "))")
+        guard dictionary.leftover.isEmpty else {
+            throw TranscodeError.internalFailure("muxer for \(path) ignored options: \(dictionary.leftover.joined(separator: ", "))")
         }
     }
 
