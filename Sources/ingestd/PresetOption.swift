@@ -12,11 +12,11 @@ struct PresetOption: ParsableArguments {
     /// The preset as an absolute path (or `default`), for child processes with another cwd.
     func resolvedArgument() -> String {
         guard preset != "default" else { return preset }
-        if preset.contains("/") || preset.hasSuffix(".json") {
-            return URL(fileURLWithPath: preset).standardizedFileURL.path
-        }
-        return searchDirectories.map { URL(fileURLWithPath: "\($0)/\(preset).json").standardizedFileURL.path }
-            .first { FileManager.default.fileExists(atPath: $0) } ?? preset
+        let candidates = Preset.candidatePaths(preset, searchDirectories: searchDirectories)
+        // A path stays a path (it fails later with its own name when missing); a name resolves to
+        // the first file that exists.
+        let found = Preset.isPath(preset) ? preset : candidates.first { FileManager.default.fileExists(atPath: $0) }
+        return found.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? preset
     }
 
     private var searchDirectories: [String] {

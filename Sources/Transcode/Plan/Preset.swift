@@ -216,12 +216,22 @@ extension Preset {
                        maxFrameRate: 240, maxStreams: 16, maxAudioChannels: 8)
     )
 
+    /// Whether `--preset` names a file (has a `/` or ends in `.json`) rather than a preset name.
+    public static func isPath(_ nameOrPath: String) -> Bool {
+        nameOrPath.contains("/") || nameOrPath.hasSuffix(".json")
+    }
+
+    /// The files `nameOrPath` may name, in lookup order: itself when it is a path (has a `/` or
+    /// ends in `.json`), else `NAME.json` in each of `searchDirectories`.
+    public static func candidatePaths(_ nameOrPath: String, searchDirectories: [String]) -> [String] {
+        isPath(nameOrPath) ? [nameOrPath]
+            : searchDirectories.map { "\($0)/\(nameOrPath).json" }
+    }
+
     /// Loads a preset: `default` (built in), a name in `searchDirectories` (`NAME.json`), or a path.
     public static func load(_ nameOrPath: String, searchDirectories: [String] = []) throws -> Preset {
         if nameOrPath == "default" { return builtIn }
-        let candidates = nameOrPath.contains("/") || nameOrPath.hasSuffix(".json")
-            ? [nameOrPath]
-            : searchDirectories.map { "\($0)/\(nameOrPath).json" }
+        let candidates = candidatePaths(nameOrPath, searchDirectories: searchDirectories)
         guard let path = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
             throw TranscodeError.badPreset(source: nameOrPath, field: "(file)", reason: "no such preset (looked in \(candidates.joined(separator: ", ")))")
         }
