@@ -1,4 +1,5 @@
 import Foundation
+import Transcode
 
 /// Moves uploads through the spool's states. All transitions are renames within one filesystem,
 /// each followed by an fsync of the directories it changed.
@@ -50,7 +51,7 @@ public struct Spool: Sendable {
     }
 
     /// Most entries one upload directory may hold.
-    static let maxUploadFiles = 1000
+    static let maxUploadFiles = Admission.maxUploadFiles
     /// ``Tree/bytes`` of a directory with more than ``maxUploadFiles`` entries.
     static let tooManyFiles = Int64.max
 

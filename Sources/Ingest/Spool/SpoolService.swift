@@ -143,7 +143,7 @@ public actor SpoolService: Service {
     /// the daemon started). An upload already over the size limit is taken at once, so one that
     /// keeps growing is refused instead of watched forever.
     private func isComplete(_ arrival: Spool.Arrival, now: Date) -> Bool {
-        if arrival.size > configuration.preset.limits.maxBytes + Int64(Upload.maxManifestBytes) { return true }
+        if !Admission(limits: configuration.preset.limits).fits(bytes: arrival.size, manifestAllowance: Upload.maxManifestBytes) { return true }
         let event = watcher?.state(of: arrival.name)
         if event == .renamedIn { return true }
         guard let previous = seen[arrival.name], previous.size == arrival.size, previous.files == arrival.files,

@@ -21,14 +21,12 @@ public enum UploadPrecheck {
         guard let info = path.lstat() else { return Refusal(code: "missing", message: "\(input): no such file or directory") }
         let mode = info.st_mode & S_IFMT
         if mode == S_IFLNK { return Refusal(code: "symlink", message: "\(input): symbolic links are not accepted") }
-        let limit = limits.maxBytes
+        let admission = Admission(limits: limits)
         if mode == S_IFDIR {
             let size = Spool.tree(path).bytes
-            if size == Spool.tooManyFiles {
-                return Refusal(code: "too_large", message: "\(input): more than \(Spool.maxUploadFiles) files in one upload")
-            }
-            if size > limit + Int64(Upload.maxManifestBytes) {
-                return Refusal(code: "too_large", message: "\(input): upload directory holds \(size) bytes, over the limit of \(limit) bytes")
+            if let refusal = admission.sizeRefusal(directory: input, bytes: size == Spool.tooManyFiles ? nil : size,
+                                                   manifestAllowance: Upload.maxManifestBytes) {
+                return Refusal(code: "too_large", message: refusal)
             }
             guard path.appending(Array(Upload.manifestName.utf8)).lstat() != nil else {
                 return Refusal(code: "bad_upload", message: "\(input): an upload directory must contain \(Upload.manifestName)")
@@ -36,8 +34,8 @@ public enum UploadPrecheck {
             return nil
         }
         guard mode == S_IFREG else { return Refusal(code: "not_a_file", message: "\(input): not a regular file") }
-        if Int64(info.st_size) > limit {
-            return Refusal(code: "too_large", message: "\(input): size \(info.st_size) bytes exceeds the limit of \(limit) bytes")
+        if let refusal = admission.sizeRefusal(file: input, bytes: Int64(info.st_size)) {
+            return Refusal(code: "too_large", message: refusal)
         }
         return nil
     }

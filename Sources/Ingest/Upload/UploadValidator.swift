@@ -15,9 +15,8 @@ struct UploadValidator {
     func validate(_ manifest: UploadManifest) throws -> Upload {
         try validateID(manifest.id)
         guard !manifest.clips.isEmpty else { throw bad("clips", "at least one clip is required") }
-        guard manifest.clips.count <= limits.maxClips else {
-            throw bad("clips", "\(manifest.clips.count) clips exceed the limit of \(limits.maxClips)")
-        }
+        // Before any clip file is opened: a manifest naming thousands is refused at once.
+        if let reason = Admission(limits: limits).clipCountRefusal(manifest.clips.count) { throw bad("clips", reason) }
         var clips: [ClipSource] = [], files: [SourceFile] = []
         for (index, clip) in manifest.clips.enumerated() {
             let field = "clips[\(index)]"

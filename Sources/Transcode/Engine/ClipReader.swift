@@ -158,10 +158,7 @@ final class ClipReader {
             let timestamp = f.pointee.best_effort_timestamp
             guard timestamp != cff_nopts() else { damaged += 1; continue }
             // Headers can lie: the decoded picture is what counts against the pixel limit.
-            if Int(f.pointee.width) * Int(f.pointee.height) > plan.maxPixels {
-                throw TranscodeError.limitExceeded(path: path, limit: "resolution", measured: "\(f.pointee.width)x\(f.pointee.height) (decoded)",
-                                                   allowed: "\(plan.maxPixels) pixels")
-            }
+            try plan.admission.checkDecodedPicture(width: Int(f.pointee.width), height: Int(f.pointee.height), path: path)
             f.pointee.pts = timestamp &- videoOffset
             f.pointee.pict_type = AV_PICTURE_TYPE_NONE
             lastVideoEnd = max(lastVideoEnd, f.pointee.pts + max(cff_frame_duration(f), 1))

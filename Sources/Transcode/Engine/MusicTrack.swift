@@ -15,7 +15,7 @@ final class MusicTrack {
         guard let stream = input.bestStream(AVMEDIA_TYPE_AUDIO) else { throw TranscodeError.noAudioStream(path: path) }
         let decoder = try Decoder(input: input, streamIndex: stream)
         let offset = av_rescale_q(input.startTime, cff_time_base_q(), decoder.timeBase)
-        let wanted = Int((plan.maxDurationSeconds + 1) * Double(plan.audio.sampleRate))
+        let wanted = Int((plan.admission.limits.maxDurationSeconds + 1) * Double(plan.audio.sampleRate))
         let packet = Packet(), decoded = Frame(), normalised = Frame()
         var graph: FilterGraph?
         var damaged = 0, lastEnd: Int64 = 0

@@ -182,19 +182,12 @@ final class Pipeline {
         try pullVideo()
     }
 
-    /// Applies the duration limit to decoded time (headers can lie): false once the timeline is
-    /// full under `overLength: trim`; throws under `reject` (allowing the last frame's own duration).
+    /// Applies the duration limit to decoded time (``Admission/admitFrame(after:frameRate:path:clips:)``):
+    /// false once the timeline is full under `overLength: trim`.
     private func admitFrame(path: String) throws -> Bool {
-        guard timelineFrames >= plan.maxFrames else { return true }
-        if plan.overLength == .trim {
-            trimmedToLimit = true
-            return false
-        }
-        guard timelineFrames > plan.maxFrames else { return true }
-        let joined = plan.clips.count > 1 ? " (clips joined, decoded)" : " (decoded)"
-        throw TranscodeError.limitExceeded(path: path, limit: "duration",
-                                           measured: String(format: "more than %.2f s", Double(timelineFrames) / Double(plan.frameRate)) + joined,
-                                           allowed: String(format: "%.0f s", plan.maxDurationSeconds))
+        let admitted = try plan.admission.admitFrame(after: timelineFrames, frameRate: plan.frameRate, path: path, clips: plan.clips.count)
+        if !admitted { trimmedToLimit = true }
+        return admitted
     }
 
     private func makeFanOut(_ frame: Frame) throws -> FilterGraph {

@@ -31,11 +31,8 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var initialSegmentSeconds: [Double]
     public var level: String
     public var encoderPreset: String
-    public var maxDurationSeconds: Double
-    /// Largest decoded picture (width × height) accepted: checked on every decoded frame too,
-    /// since headers can lie.
-    public var maxPixels: Int
-    public var overLength: Preset.OverLength
+    /// The preset's limits, which decoding checks again (headers can lie).
+    public var admission: Admission
     /// Joined length estimated from the container headers and trims (decoding decides the real one).
     public var estimatedSeconds: Double
     /// Whether the top rung is the upload's own H.264 or encoded, and why.
@@ -110,13 +107,10 @@ extension TranscodePlan {
     public static func make(clips: [ClipSource], probes: [SourceProbe], music: MusicSource? = nil,
                             musicProbe: SourceProbe? = nil, preset: Preset) throws -> TranscodePlan {
         precondition(!clips.isEmpty && clips.count == probes.count, "one probe per clip")
-        let limits = preset.limits
+        let admission = Admission(limits: preset.limits)
         let frameRate = preset.video.frameRate
         let uploadPath = clips.count == 1 ? probes[0].path : directory(of: probes[0].path)
-        if clips.count > limits.maxClips {
-            throw TranscodeError.limitExceeded(path: uploadPath, limit: "clips", measured: "\(clips.count) clips",
-                                               allowed: "\(limits.maxClips)")
-        }
+        try admission.checkClipCount(clips.count, upload: uploadPath)
         var videos: [VideoStreamInfo] = []
         for probe in probes {
             guard let video = probe.video else { throw TranscodeError.noVideoStream(path: probe.path) }
@@ -124,7 +118,7 @@ extension TranscodePlan {
             if probe.container == "image2" || probe.container.hasSuffix("_pipe") {
                 throw TranscodeError.stillImage(path: probe.path)
             }
-            try checkLimits(probe: probe, video: video, limits: limits)
+            try admission.check(video: video, in: probe)
             videos.append(video)
         }
         for clip in clips + (music.map { [ClipSource(path: $0.path, startSeconds: $0.offsetSeconds)] } ?? []) {
@@ -135,23 +129,13 @@ extension TranscodePlan {
             }
         }
         if let musicProbe {
-            guard let audio = musicProbe.audio else { throw TranscodeError.noAudioStream(path: musicProbe.path) }
-            try checkLimits(probe: musicProbe, audio: audio, limits: limits)
-            if musicProbe.durationSeconds > limits.maxSoundTrackSeconds {
-                throw TranscodeError.limitExceeded(path: musicProbe.path, limit: "sound_track_duration",
-                                                   measured: String(format: "%.2f s", musicProbe.durationSeconds),
-                                                   allowed: String(format: "%.0f s", limits.maxSoundTrackSeconds))
-            }
+            try admission.checkSoundTrack(musicProbe)
             if let music, musicProbe.durationSeconds > 0, music.offsetSeconds >= musicProbe.durationSeconds {
                 throw TranscodeError.badTrim(path: musicProbe.path, detail: String(
                     format: "offset %.3f s is at or past the end of the track (%.3f s)", music.offsetSeconds, musicProbe.durationSeconds))
             }
         }
-        let totalBytes = probes.reduce(musicProbe?.sizeBytes ?? 0) { $0 + $1.sizeBytes }
-        if totalBytes > limits.maxBytes {
-            throw TranscodeError.limitExceeded(path: uploadPath, limit: "size", measured: "\(totalBytes) bytes",
-                                               allowed: "\(limits.maxBytes) bytes")
-        }
+        try admission.checkSize(probes.reduce(musicProbe?.sizeBytes ?? 0) { $0 + $1.sizeBytes }, upload: uploadPath)
 
         // Joined clips share one frame: 9:16 (16:9 when the first clip is landscape), as large as
         // the first clip's short side allows, capped at the top rung. A single clip keeps its shape.
@@ -184,16 +168,8 @@ extension TranscodePlan {
                 usesSound: clipSound && probe.audio != nil,
                 estimatedSeconds: max(0, end - clip.startSeconds)))
         }
-        var estimated = planned.reduce(0) { $0 + $1.estimatedSeconds }
-        if estimated > limits.maxDurationSeconds {
-            guard limits.overLength == .trim else {
-                let joined = clips.count > 1 ? " (\(clips.count) clips joined, from headers)" : ""
-                throw TranscodeError.limitExceeded(path: uploadPath, limit: "duration",
-                                                   measured: String(format: "%.2f s", estimated) + joined,
-                                                   allowed: String(format: "%.0f s", limits.maxDurationSeconds))
-            }
-            estimated = limits.maxDurationSeconds
-        }
+        let estimated = try admission.admitDuration(estimated: planned.reduce(0) { $0 + $1.estimatedSeconds },
+                                                    clips: clips.count, upload: uploadPath)
 
         var plannedMusic: PlannedMusic?
         if let music, let musicProbe {
@@ -245,9 +221,7 @@ extension TranscodePlan {
             initialSegmentSeconds: preset.video.initialSegmentSeconds,
             level: preset.video.level,
             encoderPreset: preset.video.encoderPreset,
-            maxDurationSeconds: limits.maxDurationSeconds,
-            maxPixels: limits.maxPixels,
-            overLength: limits.overLength,
+            admission: admission,
             estimatedSeconds: estimated,
             topRungDecision: decision,
             segmentStartFrames: segmentStarts
@@ -257,38 +231,6 @@ extension TranscodePlan {
     private static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    static func checkLimits(probe: SourceProbe, video: VideoStreamInfo, limits: Preset.Limits) throws {
-        func exceeded(_ limit: String, _ measured: String, _ allowed: String) -> TranscodeError {
-            .limitExceeded(path: probe.path, limit: limit, measured: measured, allowed: allowed)
-        }
-        if video.width * video.height > limits.maxPixels || video.width <= 0 || video.height <= 0 {
-            throw exceeded("resolution", "\(video.width)x\(video.height)", "\(limits.maxPixels) pixels")
-        }
-        if video.frameRate > limits.maxFrameRate {
-            throw exceeded("frame_rate", String(format: "%.1f fps", video.frameRate), String(format: "%.0f fps", limits.maxFrameRate))
-        }
-        if probe.streamCount > limits.maxStreams {
-            throw exceeded("streams", "\(probe.streamCount) streams", "\(limits.maxStreams)")
-        }
-        if let audio = probe.audio { try checkLimits(probe: probe, audio: audio, limits: limits) }
-    }
-
-    /// Limits on a sound stream (a clip's or the sound track's) and on the streams around it.
-    static func checkLimits(probe: SourceProbe, audio: AudioStreamInfo, limits: Preset.Limits) throws {
-        func exceeded(_ limit: String, _ measured: String, _ allowed: String) -> TranscodeError {
-            .limitExceeded(path: probe.path, limit: limit, measured: measured, allowed: allowed)
-        }
-        if probe.streamCount > limits.maxStreams {
-            throw exceeded("streams", "\(probe.streamCount) streams", "\(limits.maxStreams)")
-        }
-        if audio.channels > limits.maxAudioChannels {
-            throw exceeded("audio_channels", "\(audio.channels) channels", "\(limits.maxAudioChannels)")
-        }
-        if audio.sampleRate > Preset.Limits.maxSampleRate {
-            throw exceeded("sample_rate", "\(audio.sampleRate) Hz", "\(Preset.Limits.maxSampleRate) Hz")
-        }
     }
 
     /// The rungs for an upright `width`×`height` source: preset rungs up to the source's short
@@ -336,9 +278,8 @@ extension TranscodePlan {
     /// An H.264 level as written in specs (`4.1`) as the codec numbers it (41).
     static func levelIDC(_ level: String) -> Int { Int(((Double(level) ?? 4.1) * 10).rounded()) }
 
-    /// Number of output frames in `seconds`, the most the timeline may hold (trim) or the first
-    /// frame count that is over the limit (reject, allowing the last frame's own duration).
-    public var maxFrames: Int { Int((maxDurationSeconds * Double(frameRate)).rounded(.down)) }
+    /// Output frames in the duration limit (see ``Admission/maxFrames(frameRate:)``).
+    public var maxFrames: Int { admission.maxFrames(frameRate: frameRate) }
 
     /// Audio samples that cover `frames` video frames exactly.
     public func samples(forFrames frames: Int) -> Int64 {
