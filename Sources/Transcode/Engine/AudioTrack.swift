@@ -52,12 +52,11 @@ final class AudioTrack {
     func encode(upTo seconds: Double, exact: Bool, into rungs: [RungEncoder]) throws {
         let target = Int64((seconds * Double(plan.audio.sampleRate)).rounded())
         while samplesOut < target, try graph.pull(0, into: frame) == .ready {
-            let count = Int64(frame.pointer.pointee.nb_samples)
-            if exact, samplesOut + count > target {
-                frame.pointer.pointee.nb_samples = Int32(target - samplesOut)
+            if exact, samplesOut + Int64(frame.sampleCount) > target {
+                frame.sampleCount = Int(target - samplesOut)
             }
-            frame.pointer.pointee.pts = samplesOut
-            samplesOut += Int64(frame.pointer.pointee.nb_samples)
+            frame.pts = samplesOut
+            samplesOut += Int64(frame.sampleCount)
             for (kbps, encoder) in encoders {
                 try encoder.send(frame)
                 try drain(encoder, into: rungs.filter { $0.rung.audioBitrateKbps == kbps })

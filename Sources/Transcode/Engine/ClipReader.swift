@@ -101,7 +101,7 @@ final class ClipReader {
             if !audioDone, let graph = audioGraph {
                 switch try graph.pull(0, into: output) {
                 case .ready:
-                    samplesOut += Int64(output.pointer.pointee.nb_samples)
+                    samplesOut += Int64(output.sampleCount)
                     return .audio(output)
                 case .endOfStream: audioDone = true
                 case .needsInput: audioDone = atEndOfFile
@@ -146,23 +146,19 @@ final class ClipReader {
 
     private func shiftedCopy(of packet: Packet) -> Packet {
         let copy = packet.reference()
-        let p = copy.pointer
-        if p.pointee.pts != cff_nopts() { p.pointee.pts &-= videoOffset }
-        if p.pointee.dts != cff_nopts() { p.pointee.dts &-= videoOffset }
+        copy.shiftTimestamps(by: videoOffset)
         return copy
     }
 
     private func receiveVideo() throws {
         while try videoDecoder.receive(into: decoded, damaged: &damaged) == .ready {
-            let f = decoded.pointer
-            let timestamp = f.pointee.best_effort_timestamp
-            guard timestamp != cff_nopts() else { damaged += 1; continue }
+            guard let timestamp = decoded.bestEffortTimestamp else { damaged += 1; continue }
             // Headers can lie: the decoded picture is what counts against the pixel limit.
-            try plan.admission.checkDecodedPicture(width: Int(f.pointee.width), height: Int(f.pointee.height), path: path)
-            f.pointee.pts = timestamp &- videoOffset
-            f.pointee.pict_type = AV_PICTURE_TYPE_NONE
-            lastVideoEnd = max(lastVideoEnd, f.pointee.pts + max(cff_frame_duration(f), 1))
-            lastFrameEnd = max(lastFrameEnd, f.pointee.pts + (cff_frame_duration(f) > 0 ? cff_frame_duration(f) : frameTicks))
+            try plan.admission.checkDecodedPicture(width: decoded.width, height: decoded.height, path: path)
+            decoded.pts = timestamp &- videoOffset
+            decoded.forceKeyframe(false)
+            lastVideoEnd = max(lastVideoEnd, decoded.pts + max(decoded.duration, 1))
+            lastFrameEnd = max(lastFrameEnd, decoded.pts + (decoded.duration > 0 ? decoded.duration : frameTicks))
             if videoGraph == nil { videoGraph = try makeVideoGraph(like: decoded) }
             try videoGraph!.push(decoded)
             framesDecoded += 1
@@ -176,15 +172,13 @@ final class ClipReader {
 
     private func receiveAudio(_ decoder: Decoder) throws {
         while try decoder.receive(into: decoded, damaged: &damaged) == .ready {
-            let f = decoded.pointer
-            let timestamp = f.pointee.best_effort_timestamp
-            guard timestamp != cff_nopts(), f.pointee.sample_rate > 0 else { continue }
-            f.pointee.pts = timestamp &- audioOffset
-            f.pointee.time_base = decoder.timeBase
+            guard let timestamp = decoded.bestEffortTimestamp, decoded.sampleRate > 0 else { continue }
+            decoded.pts = timestamp &- audioOffset
+            decoded.timeBase = decoder.timeBase
             if audioGraph == nil { audioGraph = try FilterGraph.audio(description: plan.clipAudioFilter(clip), firstFrame: decoded) }
             try audioGraph!.push(decoded)
-            lastAudioEnd = f.pointee.pts + av_rescale_q(
-                Int64(f.pointee.nb_samples), AVRational(num: 1, den: f.pointee.sample_rate), decoder.timeBase)
+            lastAudioEnd = decoded.pts + av_rescale_q(
+                Int64(decoded.sampleCount), AVRational(num: 1, den: Int32(decoded.sampleRate)), decoder.timeBase)
         }
     }
 }

@@ -61,6 +61,17 @@ enum EncoderFactory {
         }
     }
 
+    /// An animated WebP encoder for frames like `frame`, `timeBase` apart, at `quality` (0–100).
+    static func webp(like frame: Frame, timeBase: AVRational, quality: Int) throws -> Encoder {
+        let first = frame.pointer.pointee
+        return try Encoder(codecName: "libwebp_anim", options: ["quality": "\(quality)"]) { ctx in
+            ctx.pointee.width = first.width
+            ctx.pointee.height = first.height
+            ctx.pointee.pix_fmt = AVPixelFormat(rawValue: first.format)
+            ctx.pointee.time_base = timeBase
+        }
+    }
+
     /// RFC 6381 codec string of H.264, read from its avcC extradata (an encoder's or a copied stream's).
     static func codecString(avcC: [UInt8]) -> String {
         guard avcC.count >= 4, avcC[0] == 1 else { return "avc1.640029" }

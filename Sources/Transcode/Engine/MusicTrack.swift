@@ -26,14 +26,13 @@ final class MusicTrack {
         }
         func receive() throws {
             while try decoder.receive(into: decoded, damaged: &damaged) == .ready {
-                let f = decoded.pointer
-                guard f.pointee.best_effort_timestamp != cff_nopts(), f.pointee.sample_rate > 0 else { continue }
-                f.pointee.pts = f.pointee.best_effort_timestamp - offset
-                f.pointee.time_base = decoder.timeBase
+                guard let timestamp = decoded.bestEffortTimestamp, decoded.sampleRate > 0 else { continue }
+                decoded.pts = timestamp - offset
+                decoded.timeBase = decoder.timeBase
                 if graph == nil { graph = try FilterGraph.audio(description: plan.musicFilter!, firstFrame: decoded) }
                 try graph!.push(decoded)
-                lastEnd = f.pointee.pts + av_rescale_q(Int64(f.pointee.nb_samples),
-                                                       AVRational(num: 1, den: f.pointee.sample_rate), decoder.timeBase)
+                lastEnd = decoded.pts + av_rescale_q(Int64(decoded.sampleCount),
+                                                     AVRational(num: 1, den: Int32(decoded.sampleRate)), decoder.timeBase)
                 try drain()
             }
         }

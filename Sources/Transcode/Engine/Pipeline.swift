@@ -172,7 +172,7 @@ final class Pipeline {
     /// Puts one normalised frame on the timeline and pushes everything downstream it allows.
     private func append(_ frame: Frame, clipFrames: inout Int, path: String, sound: SoundTimeline) throws {
         guard try admitFrame(path: path) else { return }
-        frame.pointer.pointee.pts = Int64(timelineFrames)
+        frame.pts = Int64(timelineFrames)
         if fanOut == nil { fanOut = try makeFanOut(frame) }
         try fanOut!.push(frame)
         timelineFrames += 1
@@ -201,23 +201,23 @@ final class Pipeline {
         guard let graph = fanOut else { return }
         for (index, rung) in rungs.prefix(plan.encodedRungs.count).enumerated() {
             while try graph.pull(index, into: filtered) == .ready {
-                let frame = Int(av_rescale_q(filtered.pointer.pointee.pts, graph.sinkTimeBase(index),
+                let frame = Int(av_rescale_q(filtered.pts, graph.sinkTimeBase(index),
                                              AVRational(num: 1, den: Int32(plan.frameRate))))
-                filtered.pointer.pointee.pts = Int64(frame)
-                filtered.pointer.pointee.pict_type = plan.isKeyframe(frame: frame) ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+                filtered.pts = Int64(frame)
+                filtered.forceKeyframe(plan.isKeyframe(frame: frame))
                 try rung.submit(.frame(filtered.reference()))
                 if index == 0 { framesOut += 1 }
             }
         }
         while try graph.pull(plan.posterSinkIndex, into: filtered) == .ready {
-            poster.consider(filtered, seconds: Double(filtered.pointer.pointee.pts) * av_q2d(graph.sinkTimeBase(plan.posterSinkIndex)))
+            poster.consider(filtered, seconds: Double(filtered.pts) * av_q2d(graph.sinkTimeBase(plan.posterSinkIndex)))
         }
         while try graph.pull(plan.storyboardSinkIndex, into: filtered) == .ready {
             if storyboard == nil { storyboard = filtered.reference() }
         }
         if let index = plan.previewSinkIndex {
             while try graph.pull(index, into: filtered) == .ready {
-                preview?.consider(filtered, seconds: Double(filtered.pointer.pointee.pts) * av_q2d(graph.sinkTimeBase(index)))
+                preview?.consider(filtered, seconds: Double(filtered.pts) * av_q2d(graph.sinkTimeBase(index)))
             }
         }
         try audio.encode(upTo: Double(framesOut) / Double(plan.frameRate), exact: false, into: rungs)
@@ -239,7 +239,7 @@ final class Pipeline {
         let posterGraph = try FilterGraph(description: plan.posterFilterGraph,
                                           sources: [.video(like: best, timeBase: AVRational(num: 1, den: 1), pixelAspect: AVRational(num: 1, den: 1))],
                                           sinks: Array(repeating: "buffersink", count: sizes.count))
-        best.pointer.pointee.pts = 0
+        best.pts = 0
         try posterGraph.push(best)
         try posterGraph.close(at: 1)
         for (index, size) in sizes.enumerated() {

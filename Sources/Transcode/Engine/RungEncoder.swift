@@ -168,7 +168,7 @@ final class RungEncoder: @unchecked Sendable {
 
     private func drain(_ encoder: Encoder) throws {
         while try encoder.receive(into: packet) == .ready {
-            packet.pointer.pointee.duration = 1  // constant frame rate: one tick of 1/frameRate
+            packet.duration = 1  // constant frame rate: one tick of 1/frameRate
             try write(packet)
         }
     }
@@ -176,12 +176,11 @@ final class RungEncoder: @unchecked Sendable {
     /// Muxes one video packet; only the key frames that start a planned segment keep their flag
     /// on the way into the HLS muxer, so it cuts exactly there.
     private func write(_ packet: Packet) throws {
-        let frame = Int(av_rescale_q(packet.pointer.pointee.pts, videoTimeBase, AVRational(num: 1, den: Int32(plan.frameRate))))
+        let frame = Int(av_rescale_q(packet.pts, videoTimeBase, AVRational(num: 1, den: Int32(plan.frameRate))))
         if encoder == nil {
             // A copied packet is a key frame where the scan found an IDR, whatever the container's
             // sync-sample table says, so the cuts match the lower rungs'.
-            let key = cff_pkt_flag_key()
-            packet.pointer.pointee.flags = plan.isKeyframe(frame: frame) ? packet.pointer.pointee.flags | key : packet.pointer.pointee.flags & ~key
+            packet.isKeyframe = plan.isKeyframe(frame: frame)
         }
         let clear = packet.isKeyframe && !plan.startsSegment(frame: frame)
         try hls?.write(packet, stream: 0, timeBase: videoTimeBase, clearKeyframe: clear)

@@ -67,14 +67,14 @@ final class SoundTimeline {
             var position = fadeStart
             while position < total {
                 let chunk = try music.frame(at: position, count: total - position)
-                chunk.pointer.pointee.pts = position - fadeStart
+                chunk.pts = position - fadeStart
                 try fade.push(chunk)
-                position += Int64(chunk.pointer.pointee.nb_samples)
+                position += Int64(chunk.sampleCount)
             }
             try fade.close(at: total - fadeStart)
             let faded = Frame()
             while try fade.pull(0, into: faded) == .ready {
-                faded.pointer.pointee.pts += fadeStart
+                faded.pts += fadeStart
                 try mix.pushMusic(faded)
             }
             musicPushed = total
@@ -87,7 +87,7 @@ final class SoundTimeline {
             let silence = try pending.silence(Int(min(4096, total + margin - position)), pts: position)
             try mix.pushClipSound(silence)
             try mix.pushMusic(silence)
-            position += Int64(silence.pointer.pointee.nb_samples)
+            position += Int64(silence.sampleCount)
         }
         try mix.closeInputs(at: total + margin)
     }
@@ -104,7 +104,7 @@ final class SoundTimeline {
             } else {
                 return
             }
-            clipForwarded += Int64(frame.pointer.pointee.nb_samples)
+            clipForwarded += Int64(frame.sampleCount)
             try mix.pushClipSound(frame)
         }
     }
@@ -113,7 +113,7 @@ final class SoundTimeline {
         guard let music else { return }
         while musicPushed < samples {
             let frame = try music.frame(at: musicPushed, count: samples - musicPushed)
-            musicPushed += Int64(frame.pointer.pointee.nb_samples)
+            musicPushed += Int64(frame.sampleCount)
             try mix.pushMusic(frame)
         }
     }

@@ -26,7 +26,7 @@ enum WebPWriter {
             let kept = stride(from: 0, to: frames.count, by: step).map { frames[$0] }
             for quality in step == 1 ? qualities : [qualities[qualities.count - 1]] {
                 let (encoder, packet) = try encode(kept, timeBase: AVRational(num: Int32(step), den: Int32(fps)), quality: quality)
-                guard Int(packet.pointer.pointee.size) <= maxBytes else { continue }
+                guard packet.bytes.count <= maxBytes else { continue }
                 var output = try OutputContext(format: "webp", path: path)
                 try output.addStream(from: encoder)
                 try output.writeHeader(options: ["loop": "0"])
@@ -35,8 +35,8 @@ enum WebPWriter {
                 // The muxer may add a header to a still picture: the file itself must fit.
                 let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? .max
                 guard bytes <= maxBytes else { continue }
-                let data = UnsafeBufferPointer(start: packet.pointer.pointee.data, count: Int(packet.pointer.pointee.size))
-                return Written(width: Int(encoder.ctx.pointee.width), height: Int(encoder.ctx.pointee.height),
+                let data = packet.bytes
+                return Written(width: kept[0].width, height: kept[0].height,
                                bytes: bytes, frames: max(1, frameChunks(data)), fps: Double(fps) / Double(step),
                                durationSeconds: Double(kept.count * step) / Double(fps))
             }
@@ -60,17 +60,11 @@ enum WebPWriter {
 
     /// The whole animation as one packet, frames `timeBase` apart.
     private static func encode(_ frames: [Frame], timeBase: AVRational, quality: Int) throws -> (Encoder, Packet) {
-        let first = frames[0].pointer.pointee
-        let encoder = try Encoder(codecName: "libwebp_anim", options: ["quality": "\(quality)"]) { ctx in
-            ctx.pointee.width = first.width
-            ctx.pointee.height = first.height
-            ctx.pointee.pix_fmt = AVPixelFormat(rawValue: first.format)
-            ctx.pointee.time_base = timeBase
-        }
+        let encoder = try EncoderFactory.webp(like: frames[0], timeBase: timeBase, quality: quality)
         for (index, frame) in frames.enumerated() {
             let copy = frame.reference()
-            copy.pointer.pointee.pts = Int64(index)
-            copy.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+            copy.pts = Int64(index)
+            copy.forceKeyframe(false)
             try encoder.send(copy)
         }
         try encoder.send(nil)
