@@ -11,7 +11,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps test-deps build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: all deps test-deps build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -59,6 +59,14 @@ bench-3g: release
 bench-passthrough: release
 	Benchmarks/passthrough.sh
 
+# Per-rung bytes, SSIM and VMAF of ingestd vs the CLI ladders on four kinds of content (issue #15).
+bench-quality: release
+	Benchmarks/quality.sh
+
+# CPU-seconds and peak RSS by source duration and resolution (docs/SCALING.md).
+bench-cost: release
+	Benchmarks/cost.sh
+
 test-deps: deps
 	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing Debian packages: $(TEST_PACKAGES)"; \
@@ -72,6 +80,7 @@ test: test-deps
 bench: release
 	Benchmarks/ladder.sh
 	Benchmarks/passthrough.sh
+	Benchmarks/quality.sh
 	Benchmarks/merge.sh
 	Benchmarks/daemon.sh
 	Benchmarks/reprocess.sh
