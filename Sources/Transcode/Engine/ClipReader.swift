@@ -157,8 +157,9 @@ final class ClipReader {
             try plan.admission.checkDecodedPicture(width: decoded.width, height: decoded.height, path: path)
             decoded.pts = timestamp &- videoOffset
             decoded.forceKeyframe(false)
-            lastVideoEnd = max(lastVideoEnd, decoded.pts + max(decoded.duration, 1))
-            lastFrameEnd = max(lastFrameEnd, decoded.pts + (decoded.duration > 0 ? decoded.duration : frameTicks))
+            // Wrapping: a hostile timestamp near the end of the range must not trap.
+            lastVideoEnd = max(lastVideoEnd, decoded.pts &+ max(decoded.duration, 1))
+            lastFrameEnd = max(lastFrameEnd, decoded.pts &+ (decoded.duration > 0 ? decoded.duration : frameTicks))
             if videoGraph == nil { videoGraph = try makeVideoGraph(like: decoded) }
             try videoGraph!.push(decoded)
             framesDecoded += 1
@@ -171,14 +172,10 @@ final class ClipReader {
     }
 
     private func receiveAudio(_ decoder: Decoder) throws {
-        while try decoder.receive(into: decoded, damaged: &damaged) == .ready {
-            guard let timestamp = decoded.bestEffortTimestamp, decoded.sampleRate > 0 else { continue }
-            decoded.pts = timestamp &- audioOffset
-            decoded.timeBase = decoder.timeBase
-            if audioGraph == nil { audioGraph = try FilterGraph.audio(description: plan.clipAudioFilter(clip), firstFrame: decoded) }
-            try audioGraph!.push(decoded)
-            lastAudioEnd = decoded.pts + av_rescale_q(
-                Int64(decoded.sampleCount), AVRational(num: 1, den: Int32(decoded.sampleRate)), decoder.timeBase)
+        let end = try decoder.receiveAudio(into: decoded, offset: audioOffset, damaged: &damaged) { frame in
+            if audioGraph == nil { audioGraph = try FilterGraph.audio(description: plan.clipAudioFilter(clip), firstFrame: frame) }
+            try audioGraph!.push(frame)
         }
+        if let end { lastAudioEnd = end }
     }
 }

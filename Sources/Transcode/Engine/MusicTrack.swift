@@ -25,16 +25,12 @@ final class MusicTrack {
             while samples.count < wanted, try graph.pull(0, into: normalised) == .ready { try samples.write(normalised) }
         }
         func receive() throws {
-            while try decoder.receive(into: decoded, damaged: &damaged) == .ready {
-                guard let timestamp = decoded.bestEffortTimestamp, decoded.sampleRate > 0 else { continue }
-                decoded.pts = timestamp - offset
-                decoded.timeBase = decoder.timeBase
-                if graph == nil { graph = try FilterGraph.audio(description: plan.musicFilter!, firstFrame: decoded) }
-                try graph!.push(decoded)
-                lastEnd = decoded.pts + av_rescale_q(Int64(decoded.sampleCount),
-                                                     AVRational(num: 1, den: Int32(decoded.sampleRate)), decoder.timeBase)
+            let end = try decoder.receiveAudio(into: decoded, offset: offset, damaged: &damaged) { frame in
+                if graph == nil { graph = try FilterGraph.audio(description: plan.musicFilter!, firstFrame: frame) }
+                try graph!.push(frame)
                 try drain()
             }
+            if let end { lastEnd = end }
         }
         while samples.count < wanted, try input.read(into: packet) {
             guard packet.streamIndex == stream else { continue }

@@ -61,3 +61,21 @@ final class Decoder {
         return try AVResult.step(result) { .corruptInput(path: path, detail: "decode failed: \($0)") }
     }
 }
+
+extension Decoder {
+    /// Receives every audio frame the decoder has ready, timed from `offset` (pts moved that many
+    /// ticks earlier, in the decoder's time base; wrapping arithmetic, so no hostile timestamp can
+    /// trap), skipping frames without a time or a rate; hands each to `body` and returns where the
+    /// last one ends (nil when none came). Shared by the clips' sound and the sound track.
+    func receiveAudio(into frame: Frame, offset: Int64, damaged: inout Int, _ body: (Frame) throws -> Void) throws -> Int64? {
+        var end: Int64?
+        while try receive(into: frame, damaged: &damaged) == .ready {
+            guard let timestamp = frame.bestEffortTimestamp, frame.sampleRate > 0 else { continue }
+            frame.pts = timestamp &- offset
+            frame.timeBase = timeBase
+            try body(frame)
+            end = frame.pts &+ av_rescale_q(Int64(frame.sampleCount), AVRational(num: 1, den: Int32(frame.sampleRate)), timeBase)
+        }
+        return end
+    }
+}
