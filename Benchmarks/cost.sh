@@ -10,6 +10,7 @@
 #
 # Environment: BENCH_OUT=bench-out  INGESTD_BIN=.build/release/ingestd
 set -euo pipefail
+shopt -s inherit_errexit  # a failure inside $(...) stops the script too
 cd "$(dirname "$0")/.."
 OUT=${BENCH_OUT:-bench-out}/cost
 BIN=${INGESTD_BIN:-.build/release/ingestd}
@@ -29,7 +30,8 @@ source_file() {  # KIND WIDTH HEIGHT SECONDS → path (generated once)
     fi
     ffmpeg -hide_banner -loglevel error -y -f lavfi -i "testsrc2=s=${w}x${h}:r=30:d=$d" -f lavfi -i "sine=f=440:d=$d:sample_rate=48000" \
       -vf "noise=alls=8:allf=t" -c:v libx264 -preset veryfast "${rate[@]}" -pix_fmt yuv420p \
-      -color_primaries bt709 -color_trc bt709 -colorspace bt709 -c:a aac -b:a 128k "$input"
+      -color_primaries bt709 -color_trc bt709 -colorspace bt709 -c:a aac -b:a 128k -f mp4 "$input.tmp"
+    mv "$input.tmp" "$input"  # only a complete source is kept for later runs
   fi
   echo "$input"
 }
@@ -38,7 +40,8 @@ row() {  # KIND WIDTH HEIGHT SECONDS
   local input user sys rss mode
   input=$(source_file "$@")
   rm -rf "$OUT/out"
-  /usr/bin/time -f "%U %S %M" -o "$OUT/time.txt" "$BIN" transcode "$input" --out "$OUT/out" --preset "$OUT/preset.json" --no-progress >/dev/null 2>&1
+  /usr/bin/time -f "%U %S %M" -o "$OUT/time.txt" "$BIN" transcode "$input" --out "$OUT/out" --preset "$OUT/preset.json" --no-progress \
+    >/dev/null 2>"$OUT/transcode.log" || { echo "error: transcode of $input failed (see $OUT/transcode.log)" >&2; exit 1; }
   read -r user sys rss < <(tail -1 "$OUT/time.txt")
   mode=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["topRung"]["mode"])' "$OUT/out/manifest.json")
   python3 -c "u,s,r,d=$user,$sys,$rss,$4; print('%-7s %10s %6d %12.1f %14.2f %11.0f  %s' % ('$1', '$2x$3', d, u+s, (u+s)/d, r/1024, '$mode'))"

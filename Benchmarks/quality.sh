@@ -19,6 +19,7 @@
 # Environment: BENCH_OUT=bench-out  BENCH_SECONDS=10  BENCH_KINDS="talk fast dark text"
 #              BENCH_VMAF=1 (0: skip)  INGESTD_BIN=.build/release/ingestd
 set -euo pipefail
+shopt -s inherit_errexit  # a failure inside $(...) stops the script too
 cd "$(dirname "$0")/.."
 OUT=${BENCH_OUT:-bench-out}/quality
 BIN=${INGESTD_BIN:-.build/release/ingestd}
@@ -65,26 +66,30 @@ print('\n'.join(f'{i:03d}  ' + ' '.join(random.choice(words) for _ in range(6)) 
 video_bytes() {  # PLAYLIST → bytes of its video packets (ingestd's rungs carry the sound too)
   ffprobe -v error -select_streams v:0 -show_entries packet=size -of csv=p=0 "$1" | awk '{s += $1} END {print s}'
 }
-ssim() {  # DISTORTED SOURCE W H → SSIM All against the source scaled to W×H
-  ffmpeg -hide_banner -nostats -i "$1" -i "$2" \
-    -lavfi "[1:v]fps=30,scale=$3:$4:flags=bicubic[r];[0:v][r]ssim" -f null - 2>&1 | sed -n 's/.*SSIM.* All:\([0-9.]*\).*/\1/p' | tail -1
+ssim() {  # DISTORTED SOURCE W H → SSIM All against the source scaled to W×H (fails when none)
+  local value
+  value=$(ffmpeg -hide_banner -nostats -i "$1" -i "$2" \
+    -lavfi "[1:v]fps=30,scale=$3:$4:flags=bicubic[r];[0:v][r]ssim" -f null - 2>&1 | sed -n 's/.*SSIM.* All:\([0-9.]*\).*/\1/p' | tail -1 || true)
+  [ -n "$value" ] || { echo "error: no SSIM for $1" >&2; return 1; }
+  echo "$value"
 }
 vmaf() {  # DISTORTED SOURCE → VMAF at 1080x1920 (or "-")
   [ -n "$vmaf_ffmpeg" ] || { echo "-"; return; }
   "$vmaf_ffmpeg" -hide_banner -nostats -i "$1" -i "$2" -lavfi \
     "[0:v]scale=1080:1920:flags=bicubic,setpts=PTS-STARTPTS[d];[1:v]fps=30,setpts=PTS-STARTPTS[r];[d][r]libvmaf=n_subsample=3:n_threads=2" \
-    -f null - 2>&1 | sed -n 's/.*VMAF score: \([0-9.]*\).*/\1/p' | tail -1
+    -f null - 2>&1 | sed -n 's/.*VMAF score: \([0-9.]*\).*/\1/p' | tail -1 || true  # a failed VMAF is a "-", not an abort
 }
 
 results="$OUT/results.tsv"
 printf "kind\tladder\trung\tbytes\tssim\tvmaf\n" > "$results"
 for kind in $KINDS; do
-  src="$OUT/$kind.mp4"
+  src="$OUT/$kind-${DURATION}s.mp4"
   if [ ! -f "$src" ]; then
     echo "generating $src"
     ffmpeg -hide_banner -loglevel error -y -f lavfi -i "$(picture "$kind")" -f lavfi -i "sine=f=440:d=$DURATION:sample_rate=48000" \
       -c:v libx264 -preset veryfast -b:v 20M -maxrate 24M -bufsize 24M -x264-params keyint=60:min-keyint=60:scenecut=0 -pix_fmt yuv420p \
-      -color_primaries bt709 -color_trc bt709 -colorspace bt709 -c:a aac -b:a 128k -ac 2 "$src"
+      -color_primaries bt709 -color_trc bt709 -colorspace bt709 -c:a aac -b:a 128k -ac 2 -f mp4 "$src.tmp"
+    mv "$src.tmp" "$src"  # only a complete source is kept for later runs
   fi
   echo "== $kind: $(stat -c %s "$src") bytes"
   rm -rf "$OUT/$kind-ingestd"
@@ -98,8 +103,9 @@ for kind in $KINDS; do
     for ladder in ingestd crf crf3g fixed; do
       dir="$OUT/$kind-$ladder/$index"; [ $ladder = ingestd ] && dir="$OUT/$kind-ingestd/$name"
       bytes=$(video_bytes "$dir/index.m3u8")
-      printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$kind" "$ladder" "$name" "$bytes" \
-        "$(ssim "$dir/index.m3u8" "$src" "$w" "$h")" "$(vmaf "$dir/index.m3u8" "$src")" | tee -a "$results"
+      s=$(ssim "$dir/index.m3u8" "$src" "$w" "$h")
+      v=$(vmaf "$dir/index.m3u8" "$src")
+      printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$kind" "$ladder" "$name" "$bytes" "$s" "${v:--}" | tee -a "$results"
     done
     index=$((index + 1))
   done

@@ -8,6 +8,7 @@
 #   fixed  Apple's HLS authoring-spec bitrates (145/365/3000/6000 kbit/s; peak ≤ 2× the average)
 # Usage: ffmpeg-ladder.sh crf|crf3g|fixed SOURCE OUT
 set -eu
+[ $# -eq 3 ] || { echo "usage: $0 crf|crf3g|fixed SOURCE OUT" >&2; exit 2; }
 mode=$1 src=$2 out=$3
 gop=keyint=60:min-keyint=60:scenecut=0:open-gop=0
 layout=""

@@ -269,7 +269,7 @@ extension Preset {
             throw fail("video.segmentSeconds", "must be a multiple of gopSeconds (\(video.gopSeconds)) up to 60")
         }
         guard video.initialBufferFill >= 0.05, video.initialBufferFill <= 1 else {
-            throw fail("video.initialBufferFill", "must be 0.05...1 (a fraction of each rung's bufsizeKbps)")
+            throw fail("video.initialBufferFill", "must be 0.05...1 (a fraction of the startup rung's bufsizeKbps)")
         }
         guard video.initialSegmentSeconds.count <= 10 else { throw fail("video.initialSegmentSeconds", "at most 10 entries") }
         for (index, seconds) in video.initialSegmentSeconds.enumerated() {
