@@ -35,7 +35,7 @@ final class Pipeline {
     private let cancellation: CancellationFlag
 
     private let rungs: [RungEncoder]
-    private let audio: AudioTrack
+    private let sound: SoundStage
     private var fanOut: FilterGraph?
 
     private let filtered = Frame()
@@ -60,8 +60,8 @@ final class Pipeline {
         self.cancellation = cancellation
         preview = plan.preview.map { PreviewPicker(length: $0.frames) }
         meter = ProgressMeter(totalSeconds: plan.estimatedSeconds, report: progress)
-        let audio = try AudioTrack(plan: plan)
-        self.audio = audio
+        let sound = try SoundStage(plan: plan, musicFile: musicFile)
+        self.sound = sound
         try FileManager.default.createDirectory(atPath: layout.directory, withIntermediateDirectories: true)
         for rung in plan.rungs {
             try FileManager.default.createDirectory(atPath: layout.rungDirectory(rung), withIntermediateDirectories: true)
@@ -79,8 +79,9 @@ final class Pipeline {
         rungs = try plan.rungs.enumerated().map { index, rung in
             try RungEncoder(rung: rung, source: index == top ? topSource : .encode,
                             threads: index < threads.count ? threads[index] : 1, plan: plan, layout: layout,
-                            audioEncoder: audio.encoders[rung.audioBitrateKbps]!, writesMP4: index == top)
+                            audioEncoder: sound.encoder(kbps: rung.audioBitrateKbps), writesMP4: index == top)
         }
+        sound.connect(rungs)
         rungs.forEach { $0.start() }
     }
 
@@ -104,24 +105,19 @@ final class Pipeline {
     }
 
     private func runLoop() throws -> PipelineResult {
-        var music: MusicTrack?
-        if let planned = plan.music, let musicFile { music = try MusicTrack(music: planned, file: musicFile, plan: plan) }
-        let sound = SoundTimeline(plan: plan, mix: audio, music: music)
         for (clip, file) in zip(plan.clips, clipFiles) where !trimmedToLimit {
-            try join(clip, file: file, sound: sound)
+            try join(clip, file: file)
         }
         guard let fanOut else { throw TranscodeError.internalFailure("no video reached the timeline") }
         try fanOut.close(at: Int64(timelineFrames))
         try pullVideo()
         let videoSeconds = Double(framesOut) / Double(plan.frameRate)
         try sound.finish(frames: framesOut)
-        try audio.encode(upTo: videoSeconds, exact: true, into: rungs)
-        try audio.finish(into: rungs)
         for rung in rungs { try rung.finish() }
         try writeThumbnails(duration: videoSeconds)
         let previewResult = try writePreview()
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
-        return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: audio.secondsOut,
+        return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: sound.secondsOut,
                               codecs: rungs.map(\.codecString),
                               posterSeconds: poster.best?.seconds ?? 0, preview: previewResult,
                               trimmedToLimit: trimmedToLimit)
@@ -131,7 +127,7 @@ final class Pipeline {
     /// sound is laid from the same instant. Each clip's last frame is held back until the clip
     /// ends, then appended once, twice or not at all, so that the joined length stays within half
     /// a frame of the sum of the clips' decoded lengths however many clips there are.
-    private func join(_ clip: PlannedClip, file: SourceFile, sound: SoundTimeline) throws {
+    private func join(_ clip: PlannedClip, file: SourceFile) throws {
         let reader = try ClipReader(clip: clip, file: file, plan: plan, forwardsVideoPackets: plan.passesTopRungThrough)
         var clipFrames = 0
         var held: Frame?
@@ -140,11 +136,10 @@ final class Pipeline {
             if cancellation.isCancelled { throw TranscodeError.cancelled }
             switch output {
             case .video(let frame):
-                if let previous = held { try append(previous, clipFrames: &clipFrames, path: reader.path, sound: sound) }
+                if let previous = held { try append(previous, clipFrames: &clipFrames, path: reader.path) }
                 held = frame.reference()
             case .audio(let frame):
-                try sound.addClipSound(frame)
-                try sound.advance(clipFrames: clipFrames, timelineFrames: timelineFrames)
+                try sound.clipSound(frame, clipFrames: clipFrames, timelineFrames: timelineFrames)
             case .videoPacket(let packet):
                 try rungs[rungs.count - 1].submit(.packet(packet))
             }
@@ -164,13 +159,13 @@ final class Pipeline {
             } else {
                 copies = 1
             }
-            for _ in 0..<copies where !trimmedToLimit { try append(last, clipFrames: &clipFrames, path: reader.path, sound: sound) }
+            for _ in 0..<copies where !trimmedToLimit { try append(last, clipFrames: &clipFrames, path: reader.path) }
         }
         try sound.endClip(clipFrames: clipFrames)
     }
 
     /// Puts one normalised frame on the timeline and pushes everything downstream it allows.
-    private func append(_ frame: Frame, clipFrames: inout Int, path: String, sound: SoundTimeline) throws {
+    private func append(_ frame: Frame, clipFrames: inout Int, path: String) throws {
         guard try admitFrame(path: path) else { return }
         frame.pts = Int64(timelineFrames)
         if fanOut == nil { fanOut = try makeFanOut(frame) }
@@ -178,7 +173,7 @@ final class Pipeline {
         timelineFrames += 1
         clipFrames += 1
         meter.update(outputSeconds: Double(timelineFrames) / Double(plan.frameRate), frames: timelineFrames)
-        try sound.advance(clipFrames: clipFrames, timelineFrames: timelineFrames)
+        try sound.videoAppended(clipFrames: clipFrames, timelineFrames: timelineFrames)
         try pullVideo()
     }
 
@@ -220,7 +215,7 @@ final class Pipeline {
                 preview?.consider(filtered, seconds: Double(filtered.pts) * av_q2d(graph.sinkTimeBase(index)))
             }
         }
-        try audio.encode(upTo: Double(framesOut) / Double(plan.frameRate), exact: false, into: rungs)
+        try sound.videoEncoded(frames: framesOut)
     }
 
     /// Encodes the chosen preview loop within the plan's byte budget.

@@ -9,7 +9,7 @@ internal import CFFmpeg
 /// exactly where the video ends.
 final class SoundTimeline {
     private let plan: TranscodePlan
-    private let mix: AudioTrack
+    private let mix: SoundMix
     private let music: MusicTrack?
     private let fadeSamples: Int64
     private let pending: AudioFIFO
@@ -19,7 +19,7 @@ final class SoundTimeline {
     private var clipHasSound = false
     private var musicPushed: Int64 = 0
 
-    init(plan: TranscodePlan, mix: AudioTrack, music: MusicTrack?) {
+    init(plan: TranscodePlan, mix: SoundMix, music: MusicTrack?) {
         self.plan = plan
         self.mix = mix
         self.music = music

@@ -1,11 +1,10 @@
 internal import CFFmpeg
 
-/// The one mix shared by every rung: clip sound and music → the mix graph (gains, `amix`,
+/// The one mix shared by every rung: clip sound and music → the mix graph (gains, `amerge`,
 /// loudness) → one AAC encode per sound bitrate of the ladder (each mixed frame goes to every
-/// encoder). Inputs arrive already at the output rate and layout, stamped in samples from the
-/// start of the timeline. Pulled in step with the video so the muxers can interleave, and
-/// trimmed to the exact video length at the end.
-final class AudioTrack {
+/// encoder), whose packets go downstream to the rungs that carry that bitrate. Inputs arrive
+/// already at the output rate and layout, stamped in samples from the start of the timeline.
+final class SoundMix {
     private let plan: TranscodePlan
     /// By bitrate (kbit/s).
     let encoders: [Int: Encoder]
@@ -14,6 +13,8 @@ final class AudioTrack {
     private let frame = Frame()
     private let packet = Packet()
     private(set) var samplesOut: Int64 = 0
+    /// Where the packets go (set once the rungs exist: they need the encoders first).
+    var downstream: [RungEncoder] = []
 
     init(plan: TranscodePlan) throws {
         self.plan = plan
@@ -49,7 +50,7 @@ final class AudioTrack {
     }
 
     /// Encodes audio up to `seconds`. With `exact`, the last frame is cut so audio ends there.
-    func encode(upTo seconds: Double, exact: Bool, into rungs: [RungEncoder]) throws {
+    func encode(upTo seconds: Double, exact: Bool) throws {
         let target = Int64((seconds * Double(plan.audio.sampleRate)).rounded())
         while samplesOut < target, try graph.pull(0, into: frame) == .ready {
             if exact, samplesOut + Int64(frame.sampleCount) > target {
@@ -59,21 +60,22 @@ final class AudioTrack {
             samplesOut += Int64(frame.sampleCount)
             for (kbps, encoder) in encoders {
                 try encoder.send(frame)
-                try drain(encoder, into: rungs.filter { $0.rung.audioBitrateKbps == kbps })
+                try drain(encoder, kbps: kbps)
             }
         }
     }
 
     /// Drains the encoders at end of stream.
-    func finish(into rungs: [RungEncoder]) throws {
+    func finish() throws {
         for (kbps, encoder) in encoders {
             try encoder.send(nil)
-            try drain(encoder, into: rungs.filter { $0.rung.audioBitrateKbps == kbps })
+            try drain(encoder, kbps: kbps)
         }
     }
 
-    /// Hands every packet of `encoder` to each of `rungs` (each gets its own reference).
-    private func drain(_ encoder: Encoder, into rungs: [RungEncoder]) throws {
+    /// Hands every packet of `encoder` to each rung carrying `kbps` (each gets its own reference).
+    private func drain(_ encoder: Encoder, kbps: Int) throws {
+        let rungs = downstream.filter { $0.rung.audioBitrateKbps == kbps }
         while try encoder.receive(into: packet) == .ready {
             for rung in rungs { try rung.submit(.audio(packet.reference())) }
         }
