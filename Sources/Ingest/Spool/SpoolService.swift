@@ -13,11 +13,8 @@ public actor SpoolService: Service {
     private let logger: Logger
     private var running: Set<String> = []
     private var announced: Set<String> = []
-    /// What inotify saw of each name in `incoming/` (nil: polling only).
-    private var watcher: DirectoryWatcher?
-    /// Names present at start-up, whose writing we could not have seen.
-    private var presentAtStart: Set<String>?
-    private var seen: [String: (size: Int64, files: Int, modified: Date, since: Date)] = [:]
+    /// When each upload in `incoming/` is complete (set up in `run()`, with the watcher).
+    private var arrivalTracker: ArrivalTracker?
     private var draining = false
     /// Whether `queued/` may hold uploads the job queue does not have yet (at start-up, and
     /// after a hand-off failed).
@@ -44,7 +41,8 @@ public actor SpoolService: Service {
         let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.wake = wake
         let watcher = DirectoryWatcher(directory: configuration.spool.incoming) { wake.yield() }
-        self.watcher = watcher.isActive ? watcher : nil
+        arrivalTracker = ArrivalTracker(settleSeconds: configuration.settleSeconds, admission: Admission(limits: configuration.preset.limits),
+                                        watcher: watcher.isActive ? watcher : nil)
         let poll = configuration.pollSeconds
         let ticker = Task {
             while !Task.isCancelled {
@@ -108,15 +106,13 @@ public actor SpoolService: Service {
         }
         let arrivals = spool.arrivals()
         let names = Set(arrivals.map(\.name))
-        if presentAtStart == nil { presentAtStart = names }
-        seen = seen.filter { names.contains($0.key) }
-        watcher?.keep(only: names)
+        arrivalTracker?.observe(names)
         for arrival in arrivals {
             if !announced.contains(arrival.name) {
                 announced.insert(arrival.name)
                 events.append("received", nil, ["name": arrival.name, "bytes": Int(arrival.size)])
             }
-            guard free > 0, isComplete(arrival, now: now) else { continue }
+            guard free > 0, arrivalTracker?.isComplete(arrival, now: now) == true else { continue }
             do {
                 guard let (record, lock) = try spool.claim(arrival, cdn: configuration.cdn) else { continue }
                 announced.remove(arrival.name)
@@ -133,33 +129,6 @@ public actor SpoolService: Service {
         let queued = arrivals.count + waiting
         Task { await metrics.gauges(queueDepth: max(0, queued), inFlight: running.count) }
         return started
-    }
-
-    /// Complete means renamed in (complete at once), or built in place and then left alone:
-    /// a directory once it holds `upload.json` and its whole tree (sizes, entries, mtimes) has
-    /// not changed for `settleSeconds` (one found at start-up without `upload.json`: after ten
-    /// times that); a file once closed after writing and then unchanged for
-    /// `settleSeconds` (settling alone decides when inotify is off or the file was there before
-    /// the daemon started). An upload already over the size limit is taken at once, so one that
-    /// keeps growing is refused instead of watched forever.
-    private func isComplete(_ arrival: Spool.Arrival, now: Date) -> Bool {
-        if !Admission(limits: configuration.preset.limits).fits(bytes: arrival.size, manifestAllowance: Upload.maxManifestBytes) { return true }
-        let event = watcher?.state(of: arrival.name)
-        if event == .renamedIn { return true }
-        guard let previous = seen[arrival.name], previous.size == arrival.size, previous.files == arrival.files,
-              previous.modified == arrival.modified else {
-            seen[arrival.name] = (arrival.size, arrival.files, arrival.modified, now)
-            return false
-        }
-        guard now.timeIntervalSince(previous.since) >= configuration.settleSeconds else { return false }
-        if arrival.isDirectory {
-            // One that was already there at start-up may have been renamed in while no one
-            // watched: without upload.json it is taken (and refused) only after a long quiet spell.
-            let quiet = now.timeIntervalSince(previous.since) >= 10 * configuration.settleSeconds
-            return arrival.hasManifest || (presentAtStart?.contains(arrival.name) == true && quiet)
-        }
-        if arrival.isSpecial || watcher == nil || presentAtStart?.contains(arrival.name) == true { return event != .beingWritten }
-        return event == .closedAfterWriting
     }
 
     private func process(_ initial: JobRecord, lock: JobLock) async {
