@@ -67,10 +67,16 @@ let package = Package(
             "Ingest", "Transcode", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "TranscodeTests", dependencies: ["Transcode"]),
+        // What the tests share, as Hummingbird keeps HummingbirdTesting: fixtures and paths, the
+        // independent checkers (ffprobe, GStreamer, A/V sync marks), a real PostgreSQL server, a
+        // real webhook receiver, a daemon under test.
+        .target(name: "IngestdTesting", dependencies: [
+            "Transcode", "Ingest", .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py"]),
         .testTarget(name: "IngestdTests", dependencies: [
-            "Transcode", "Ingest", "Fleet", "Webhooks",
+            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks",
             .product(name: "PostgresNIO", package: "postgres-nio"),
-        ], exclude: ["Support/webhook_receiver.py"]),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import IngestdTesting
 import Foundation
 import Ingest
 import Testing

@@ -1,3 +1,4 @@
+import IngestdTesting
 import Foundation
 import Testing
 import Transcode

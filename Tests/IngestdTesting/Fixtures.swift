@@ -4,24 +4,24 @@ import Logging
 import Transcode
 
 /// Paths of the repository, its samples and the shared real-media folder.
-enum Paths {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../..").standardized.path
-    static func sample(_ name: String) -> String { "\(root)/samples/\(name)" }
+public enum Paths {
+    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../..").standardized.path
+    public static func sample(_ name: String) -> String { "\(root)/samples/\(name)" }
     /// `../shared/media` beside the project root, when present.
-    static var sharedMedia: String? {
+    public static var sharedMedia: String? {
         let path = URL(fileURLWithPath: "\(root)/../shared/media").standardized.path
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 
     /// The built `ingestd` binary next to the test bundle (or in .build/debug).
-    static var binary: String {
+    public static var binary: String {
         let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("ingestd").path
         if FileManager.default.isExecutableFile(atPath: beside) { return beside }
         return "\(root)/.build/debug/ingestd"
     }
 
-    static func scratch(_ name: String) -> String {
+    public static func scratch(_ name: String) -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-tests-\(getpid())/\(name)").path
         try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         return path
@@ -29,16 +29,16 @@ enum Paths {
 }
 
 /// Transcodes each input once per test run and shares the result between tests.
-actor Fixtures {
-    static let shared = Fixtures()
+public actor Fixtures {
+    public static let shared = Fixtures()
     private var jobs: [String: Task<Output, Error>] = [:]
 
-    struct Output: Sendable {
-        var directory: String
-        var manifest: ReadyManifest
+    public struct Output: Sendable {
+        public var directory: String
+        public var manifest: ReadyManifest
     }
 
-    func output(_ input: String) async throws -> Output {
+    public func output(_ input: String) async throws -> Output {
         if let job = jobs[input] { return try await job.value }
         let destination = Paths.scratch("out-\(URL(fileURLWithPath: input).lastPathComponent)-\(jobs.count)")
         let job = Task {
@@ -53,7 +53,7 @@ actor Fixtures {
     }
 
     /// A synthetic clip made with the ffmpeg CLI (a test tool only), cached per run.
-    func generated(_ name: String, _ arguments: [String]) throws -> String {
+    public func generated(_ name: String, _ arguments: [String]) throws -> String {
         let path = Paths.scratch(name)
         if !FileManager.default.fileExists(atPath: path) {
             let result = try Tool.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y"] + arguments + [path])
@@ -64,7 +64,7 @@ actor Fixtures {
 
     /// An upload directory of generated clips (name → ffmpeg arguments) and `manifest`, cached per run.
     /// Files whose name starts with `rotated-` get a "rotate 90° clockwise" display matrix.
-    func upload(_ name: String, files: [String: [String]], manifest: String) throws -> String {
+    public func upload(_ name: String, files: [String: [String]], manifest: String) throws -> String {
         let directory = Paths.scratch("upload-\(name)")
         if FileManager.default.fileExists(atPath: "\(directory)/upload.json") { return directory }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -2,12 +2,12 @@ import Foundation
 import Transcode
 
 /// A real `ingestd watch` process on a temporary spool, for end-to-end tests.
-final class Daemon {
-    let spool: String
-    let cdn: String
-    let process = Process()
+public final class Daemon {
+    public let spool: String
+    public let cdn: String
+    public let process = Process()
 
-    init(spool: String, cdn: String, extra: [String] = []) throws {
+    public init(spool: String, cdn: String, extra: [String] = []) throws {
         self.spool = spool
         self.cdn = cdn
         try FileManager.default.createDirectory(atPath: "\(spool)/incoming", withIntermediateDirectories: true)
@@ -25,10 +25,10 @@ final class Daemon {
         process.waitUntilExit()
     }
 
-    var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.processIdentifier }
 
     /// Drops a copy of `source` into incoming/ atomically (write hidden, then rename).
-    static func drop(_ source: String, into spool: String, as name: String) throws {
+    public static func drop(_ source: String, into spool: String, as name: String) throws {
         let hidden = "\(spool)/incoming/.\(name).part"
         try? FileManager.default.removeItem(atPath: hidden)
         try FileManager.default.copyItem(atPath: source, toPath: hidden)
@@ -36,12 +36,12 @@ final class Daemon {
     }
 
     /// Live child processes of `pid` (from /proc).
-    static func children(of pid: Int32) -> [Int32] {
+    public static func children(of pid: Int32) -> [Int32] {
         entries("/proc").compactMap(Int32.init).filter { stat($0)?.parent == pid }
     }
 
     /// The process group of `pid`.
-    static func processGroup(_ pid: Int32) -> Int32? { stat(pid)?.group }
+    public static func processGroup(_ pid: Int32) -> Int32? { stat(pid)?.group }
 
     /// Parent and process group from /proc/PID/stat (fields 4 and 5, after the command in parentheses).
     private static func stat(_ pid: Int32) -> (parent: Int32, group: Int32)? {
@@ -52,12 +52,12 @@ final class Daemon {
         return (parent, group)
     }
 
-    static func entries(_ path: String) -> [String] {
+    public static func entries(_ path: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
     }
 
     /// Waits until `condition` holds, polling; fails after `timeout` seconds.
-    static func wait(timeout: Double, _ what: String, _ condition: () -> Bool) throws {
+    public static func wait(timeout: Double, _ what: String, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {
             guard Date() < deadline else { throw Tool.ProbeFailure(message: "timed out waiting for \(what)") }
@@ -66,11 +66,11 @@ final class Daemon {
     }
 
     /// True when nothing is waiting or in flight.
-    static func settled(_ spool: String) -> Bool {
+    public static func settled(_ spool: String) -> Bool {
         entries("\(spool)/incoming").isEmpty && entries("\(spool)/work").isEmpty
     }
 
-    static func events(_ spool: String) -> [[String: Any]] {
+    public static func events(_ spool: String) -> [[String: Any]] {
         let text = (try? String(contentsOfFile: "\(spool)/events.ndjson", encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]

@@ -2,43 +2,43 @@ import Foundation
 
 /// A real HTTP receiver on loopback (`webhook_receiver.py`): verifies Standard Webhooks
 /// signatures with Python's own hmac, independently of ingestd, and logs every request.
-final class WebhookReceiver {
-    enum Mode: String { case accept, refuseFirst = "--refuse-first", hang = "--hang", stallBody = "--stall-body" }
+public final class WebhookReceiver {
+    public enum Mode: String { case accept, refuseFirst = "--refuse-first", hang = "--hang", stallBody = "--stall-body" }
 
-    struct Delivery {
-        var id: String
-        var verified: Bool
-        var status: Int
-        var contentType: String?
-        var received: Double
-        var body: [String: Any]
-        var type: String? { body["type"] as? String }
-        var data: [String: Any] { body["data"] as? [String: Any] ?? [:] }
+    public struct Delivery {
+        public var id: String
+        public var verified: Bool
+        public var status: Int
+        public var contentType: String?
+        public var received: Double
+        public var body: [String: Any]
+        public var type: String? { body["type"] as? String }
+        public var data: [String: Any] { body["data"] as? [String: Any] ?? [:] }
     }
 
-    let url: String
+    public let url: String
     private let log: String
     private let process = Process()
 
     /// A `whsec_` secret of 32 random bytes.
-    static func makeSecret() -> String {
+    public static func makeSecret() -> String {
         "whsec_" + Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
     }
 
     /// Writes `secret` to `path` with mode 600, as an operator would.
-    static func writeSecret(_ secret: String, to path: String) throws {
+    public static func writeSecret(_ secret: String, to path: String) throws {
         try Data("\(secret)\n".utf8).write(to: URL(fileURLWithPath: path))
         chmod(path, 0o600)
     }
 
-    init(secret: String, mode: Mode = .accept, directory: String) throws {
+    public init(secret: String, mode: Mode = .accept, directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let portFile = "\(directory)/port"
         log = "\(directory)/deliveries.ndjson"
         try? FileManager.default.removeItem(atPath: portFile)
         try? FileManager.default.removeItem(atPath: log)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["\(Paths.root)/Tests/IngestdTests/Support/webhook_receiver.py", "--secret", secret,
+        process.arguments = ["\(Paths.root)/Tests/IngestdTesting/webhook_receiver.py", "--secret", secret,
                              "--port-file", portFile, "--log", log] + (mode == .accept ? [] : [mode.rawValue])
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
@@ -53,7 +53,7 @@ final class WebhookReceiver {
     }
 
     /// Every request received so far, in order.
-    var deliveries: [Delivery] {
+    public var deliveries: [Delivery] {
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],

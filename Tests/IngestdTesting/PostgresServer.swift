@@ -2,13 +2,13 @@ import Foundation
 
 /// A real PostgreSQL server for the tests: `initdb` into a temporary directory and `pg_ctl` on
 /// a free loopback port (as the `postgres` user when the tests run as root), stopped at the end.
-final class PostgresServer: @unchecked Sendable {
-    let directory: String
-    let port: Int
-    var url: String { "postgres://ingestd@127.0.0.1:\(port)/ingestd" }
+public final class PostgresServer: @unchecked Sendable {
+    public let directory: String
+    public let port: Int
+    public var url: String { "postgres://ingestd@127.0.0.1:\(port)/ingestd" }
 
     /// Debian's server binaries (`postgresql` package), or nil when none is installed.
-    static var binaries: String? {
+    public static var binaries: String? {
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
             .compactMap(Int.init).sorted()
         guard let version = versions.last else { return nil }
@@ -16,7 +16,7 @@ final class PostgresServer: @unchecked Sendable {
         return FileManager.default.fileExists(atPath: "\(bin)/initdb") ? bin : nil
     }
 
-    init(name: String) throws {
+    public init(name: String) throws {
         guard let bin = Self.binaries else { throw Tool.ProbeFailure(message: "PostgreSQL is not installed (apt-get install postgresql)") }
         directory = Paths.scratch("pg-\(name)")
         try? FileManager.default.removeItem(atPath: directory)
@@ -30,26 +30,26 @@ final class PostgresServer: @unchecked Sendable {
 
     deinit { try? stop() }
 
-    func start() throws {
+    public func start() throws {
         try Self.run(Self.binaries!, "pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "60", "-o",
                                                "-p \(port) -c listen_addresses=127.0.0.1 -k \(directory) -c fsync=off -c max_connections=200",
                                                "start"])
     }
 
     /// `pg_ctl restart -m immediate`: every connection is cut, as in a crash.
-    func restartImmediately() throws {
+    public func restartImmediately() throws {
         try Self.run(Self.binaries!, "pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "60",
                                                "-m", "immediate", "-o",
                                                "-p \(port) -c listen_addresses=127.0.0.1 -k \(directory) -c fsync=off -c max_connections=200",
                                                "restart"])
     }
 
-    func stop() throws {
+    public func stop() throws {
         try Self.run(Self.binaries!, "pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "-w", "stop"])
     }
 
     /// Runs one SQL statement with psql and returns its unaligned output.
-    func sql(_ statement: String) throws -> String {
+    public func sql(_ statement: String) throws -> String {
         let result = try Tool.run("psql", ["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)", "-U", "ingestd",
                                            "-d", "ingestd", "-c", statement])
         guard result.status == 0 else { throw Tool.ProbeFailure(message: "psql: \(result.stderr)") }
@@ -67,7 +67,7 @@ final class PostgresServer: @unchecked Sendable {
     }
 
     /// A loopback port nothing listens on (bound once and released).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

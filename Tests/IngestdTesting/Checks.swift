@@ -2,28 +2,28 @@ import Foundation
 import Transcode
 
 /// Independent measurements of outputs, made with ffprobe/ffmpeg rather than with ingestd's code.
-enum Checks {
+public enum Checks {
     /// Decoded video frames of a file or playlist: (pts seconds, is keyframe, picture type).
-    static func frames(_ path: String) throws -> [(time: Double, key: Bool, type: String)] {
+    public static func frames(_ path: String) throws -> [(time: Double, key: Bool, type: String)] {
         let json = try Tool.ffprobe(["-select_streams", "v:0", "-show_entries", "frame=pts_time,key_frame,pict_type", path])
         return json.list("frames").map { ($0.double("pts_time") ?? -1, $0.int("key_frame") == 1, $0.string("pict_type") ?? "?") }
     }
 
-    static func streams(_ path: String) throws -> [[String: Any]] {
+    public static func streams(_ path: String) throws -> [[String: Any]] {
         try Tool.ffprobe(["-show_streams", path]).list("streams")
     }
 
     /// Parsed media playlist of a rung directory.
-    static func playlist(_ directory: String) throws -> MediaPlaylist {
+    public static func playlist(_ directory: String) throws -> MediaPlaylist {
         try MediaPlaylist(parsing: String(contentsOfFile: "\(directory)/index.m3u8", encoding: .utf8))
     }
 
-    static func size(_ path: String) -> Int {
+    public static func size(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
     }
 
     /// Mean RGB of a region of the first frame (crop expression in ffmpeg syntax).
-    static func meanColor(_ path: String, crop: String, at seconds: Double = 0.5) throws -> [Int] {
+    public static func meanColor(_ path: String, crop: String, at seconds: Double = 0.5) throws -> [Int] {
         let raw = Paths.scratch("color-\(UUID().uuidString).rgb")
         defer { try? FileManager.default.removeItem(atPath: raw) }
         let result = try Tool.run("ffmpeg", ["-v", "error", "-i", path, "-ss", String(seconds), "-frames:v", "1",
@@ -35,7 +35,7 @@ enum Checks {
     }
 
     /// signalstats of the first frame of an image or video: YAVG, YLOW, YHIGH.
-    static func lumaStats(_ path: String) throws -> (average: Double, low: Double, high: Double) {
+    public static func lumaStats(_ path: String) throws -> (average: Double, low: Double, high: Double) {
         let json = try Tool.ffprobe(["-f", "lavfi", "-show_entries", "frame_tags", "movie=\(path),signalstats"])
         let tags = (json.list("frames").first?["tags"] as? [String: Any]) ?? [:]
         return (tags.double("lavfi.signalstats.YAVG") ?? -1, tags.double("lavfi.signalstats.YLOW") ?? -1,
@@ -43,14 +43,14 @@ enum Checks {
     }
 
     /// Mean luma (signalstats YAVG) of every frame of a video, in order.
-    static func frameLuma(_ path: String) throws -> [Double] {
+    public static func frameLuma(_ path: String) throws -> [Double] {
         let json = try Tool.ffprobe(["-f", "lavfi", "-show_entries", "frame_tags=lavfi.signalstats.YAVG", "movie=\(path),signalstats"])
         return json.list("frames").compactMap { ($0["tags"] as? [String: Any])?.double("lavfi.signalstats.YAVG") }
     }
 
     /// An animated WebP as libwebp's own `webpmux -info` reads it: canvas, loop count (0 is
     /// forever) and each frame's duration in milliseconds.
-    static func webpAnimation(_ path: String) throws -> (width: Int, height: Int, loop: Int, durations: [Int]) {
+    public static func webpAnimation(_ path: String) throws -> (width: Int, height: Int, loop: Int, durations: [Int]) {
         let result = try Tool.run("webpmux", ["-info", path])
         guard result.status == 0 else { throw Tool.ProbeFailure(message: "webpmux -info \(path): \(result.stderr)") }
         let lines = result.stdout.split(separator: "\n").map(String.init)
@@ -64,7 +64,7 @@ enum Checks {
     }
 
     /// The first frame of an animated WebP decoded by libwebp's `dwebp`, measured like ``lumaStats(_:)``.
-    static func webpFirstFrameLuma(_ path: String) throws -> (average: Double, low: Double, high: Double) {
+    public static func webpFirstFrameLuma(_ path: String) throws -> (average: Double, low: Double, high: Double) {
         let frame = Paths.scratch("frame-\(UUID().uuidString).webp"), picture = Paths.scratch("frame-\(UUID().uuidString).pam")
         defer { for file in [frame, picture] { try? FileManager.default.removeItem(atPath: file) } }
         for (tool, arguments) in [("webpmux", ["-get", "frame", "1", path, "-o", frame]), ("dwebp", [frame, "-pam", "-o", picture])] {
@@ -75,7 +75,7 @@ enum Checks {
     }
 
     /// First frame of one fMP4 segment (init + media segment concatenated), decoded by ffprobe.
-    static func firstFrameOfSegment(directory: String, segment: String) throws -> (key: Bool, type: String) {
+    public static func firstFrameOfSegment(directory: String, segment: String) throws -> (key: Bool, type: String) {
         var data = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/init.mp4"))
         data.append(try Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(segment)")))
         let joined = Paths.scratch("segment-\(UUID().uuidString).mp4")

@@ -1,14 +1,14 @@
 import Foundation
 
 /// Runs external checkers (ffprobe, ffmpeg, the ingestd binary) and captures their output.
-enum Tool {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+public enum Tool {
+    public struct Result {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
     }
 
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
         process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
@@ -34,24 +34,27 @@ enum Tool {
                       stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
     }
 
-    static func exists(_ name: String) -> Bool {
+    public static func exists(_ name: String) -> Bool {
         (try? run("sh", ["-c", "command -v \(name)"]).status) == 0
     }
 
     /// `ffprobe -of json` parsed.
-    static func ffprobe(_ arguments: [String]) throws -> [String: Any] {
+    public static func ffprobe(_ arguments: [String]) throws -> [String: Any] {
         let result = try run("ffprobe", ["-v", "error", "-of", "json"] + arguments)
         guard result.status == 0 else { throw ProbeFailure(message: result.stderr) }
         return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
     }
 
-    struct ProbeFailure: Error { var message: String }
+    public struct ProbeFailure: Error {
+        public var message: String
+        public init(message: String) { self.message = message }
+    }
 }
 
 /// Small accessors for ffprobe's JSON.
 extension Dictionary where Key == String, Value == Any {
-    func list(_ key: String) -> [[String: Any]] { self[key] as? [[String: Any]] ?? [] }
-    func string(_ key: String) -> String? { self[key].map { "\($0)" } }
-    func double(_ key: String) -> Double? { string(key).flatMap(Double.init) }
-    func int(_ key: String) -> Int? { (self[key] as? Int) ?? string(key).flatMap(Int.init) }
+    public func list(_ key: String) -> [[String: Any]] { self[key] as? [[String: Any]] ?? [] }
+    public func string(_ key: String) -> String? { self[key].map { "\($0)" } }
+    public func double(_ key: String) -> Double? { string(key).flatMap(Double.init) }
+    public func int(_ key: String) -> Int? { (self[key] as? Int) ?? string(key).flatMap(Int.init) }
 }
