@@ -16,7 +16,7 @@ printf '%s\n' "$secret" > "$out/secret"; chmod 600 "$out/secret"
 run() {  # run NAME UPLOADS [receiver flags...]
   local name=$1 uploads=$2; shift 2
   local dir="$out/$name"; mkdir -p "$dir/spool/incoming"
-  python3 Tests/IngestdTests/Support/webhook_receiver.py --secret "$secret" --port-file "$dir/port" --log "$dir/received.ndjson" "$@" &
+  python3 Tests/IngestdTesting/webhook_receiver.py --secret "$secret" --port-file "$dir/port" --log "$dir/received.ndjson" "$@" &
   local receiver=$!
   while [ ! -f "$dir/port" ]; do sleep 0.05; done
   "$bin" watch --spool "$dir/spool" --cdn "$dir/cdn" --settle 0.5 --jobs 1 \
