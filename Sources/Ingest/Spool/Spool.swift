@@ -51,8 +51,7 @@ public struct Spool: Sendable {
     }
 
     /// Most entries one upload directory may hold.
-    static let maxUploadFiles = Admission.maxUploadFiles
-    /// ``Tree/bytes`` of a directory with more than ``maxUploadFiles`` entries.
+    /// ``Tree/bytes`` of a directory with more than ``Admission/maxUploadFiles`` entries.
     static let tooManyFiles = Int64.max
 
     struct Tree {
@@ -62,7 +61,7 @@ public struct Spool: Sendable {
     }
 
     /// Bytes, entries and latest mtime under `root` (links not followed, raw names), or
-    /// ``tooManyFiles`` bytes once it holds more than ``maxUploadFiles`` entries: a hostile upload
+    /// ``tooManyFiles`` bytes once it holds more than ``Admission/maxUploadFiles`` entries: a hostile upload
     /// cannot make every poll walk a huge tree.
     static func tree(_ root: RawPath) -> Tree {
         var tree = Tree(bytes: 0, files: 0, modified: root.lstat()?.st_mtim ?? timespec())
@@ -74,7 +73,7 @@ public struct Spool: Sendable {
                 let raw = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
                 guard raw != [0x2e], raw != [0x2e, 0x2e] else { continue }
                 tree.files += 1
-                guard tree.files <= maxUploadFiles else { return Tree(bytes: tooManyFiles, files: tree.files, modified: tree.modified) }
+                guard tree.files <= Admission.maxUploadFiles else { return Tree(bytes: tooManyFiles, files: tree.files, modified: tree.modified) }
                 let child = directory.appending(raw)
                 guard let info = child.lstat() else { continue }
                 tree.bytes += Int64(info.st_size)

@@ -62,7 +62,7 @@ public struct TopRungDecision: Sendable, Codable, Equatable {
         }
         // Decided on the frames themselves: headers can understate the length, and a trimmed
         // timeline would end the copied rung later than the others.
-        guard Double(scan.frames) / fps <= preset.limits.maxDurationSeconds else { return .encode("longer than the duration limit") }
+        guard scan.frames <= Admission(limits: preset.limits).maxFrames(frameRate: preset.video.frameRate) else { return .encode("longer than the duration limit") }
         // Every frame within half a frame of the preset's grid, however the deviations add up
         // (29.97 fps drifts a frame in 33 s, and the lower rungs follow the grid).
         let frame = 1 / fps
