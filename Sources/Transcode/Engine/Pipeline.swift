@@ -113,9 +113,10 @@ final class Pipeline {
         try pullVideo()
         let videoSeconds = Double(framesOut) / Double(plan.frameRate)
         try sound.finish(frames: framesOut)
-        for rung in rungs { try rung.finish() }
+        rungs.forEach { $0.endInput() }
         try writeThumbnails(duration: videoSeconds)
         let previewResult = try writePreview()
+        for rung in rungs { try rung.finish() }
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
         return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: sound.secondsOut,
                               codecs: rungs.map(\.codecString),

@@ -106,9 +106,14 @@ final class RungEncoder: @unchecked Sendable {
         queue.put(item)
     }
 
-    /// Drains the encoder, writes the trailers and waits for the thread to end.
-    func finish() throws {
+    /// Ends the rung's input: its thread drains the encoder and writes the trailers while the
+    /// caller goes on (every rung flushes at once, beside the thumbnails). Call once.
+    func endInput() {
         queue.put(.end)
+    }
+
+    /// Waits, after ``endInput()``, for the drain and trailers; throws the rung's failure.
+    func finish() throws {
         done.wait()
         if let failure = currentFailure { throw failure }
     }
