@@ -108,6 +108,19 @@ import Transcode
         #expect(luma.high - luma.low > 40, "the first preview frame is flat: \(luma)")
     }
 
+    /// The loop is the busiest 3 s: on a clip that is still for 4 s and then moves, it starts
+    /// where the motion does (the earliest run wins only while no later one is clearly busier).
+    @Test func previewLoopIsTheBusiestRun() async throws {
+        let clip = try await Fixtures.shared.generated("still_then_moving.mp4", [
+            "-f", "lavfi", "-i", "color=c=gray:s=640x360:r=30:d=4[a];testsrc2=s=640x360:r=30:d=4[b];[a][b]concat=n=2:v=1:a=0[out0]",
+            "-c:v", "libx264", "-preset", "ultrafast"])
+        let destination = Paths.scratch("out-preview-busiest")
+        try? FileManager.default.removeItem(atPath: destination)
+        let manifest = try await TranscodeJob(input: clip, destination: destination, preset: .builtIn).run(logger: .init(label: "t"))
+        let listed = try #require(manifest.preview)
+        #expect(listed.startSeconds >= 3.5 && listed.startSeconds <= 5.1, "preview starts at \(listed.startSeconds) s")
+    }
+
     /// The byte budget is a hard limit: a noisy clip under a 20 kB budget still gets a loop, with
     /// lower quality and fewer frames, never a larger file.
     @Test func previewBudgetIsAHardLimit() async throws {

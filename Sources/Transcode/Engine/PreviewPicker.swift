@@ -1,5 +1,5 @@
 /// Chooses the preview loop while decoding: the run of `length` consecutive preview frames with
-/// the most motion (the sum of `signalstats` YDIF, each frame's mean luma change from the one
+/// the most motion (the sum of `scdet`'s mafd, each frame's mean absolute difference from the one
 /// before), the earliest unless a later run is clearly busier. Holds at most two runs.
 struct PreviewPicker {
     let length: Int
@@ -14,7 +14,7 @@ struct PreviewPicker {
     static func activity(_ changes: some Collection<Double>) -> Double { changes.dropFirst().reduce(0, +) }
 
     mutating func consider(_ frame: Frame, seconds: Double) {
-        let change = frame.metadata("lavfi.signalstats.YDIF").flatMap(Double.init) ?? 0
+        let change = frame.metadata("lavfi.scd.mafd").flatMap(Double.init) ?? 0
         window.append((frame.reference(), seconds, change))
         if window.count > length { window.removeFirst() }
         let activity = Self.activity(window.map(\.change))

@@ -96,10 +96,11 @@ extension TranscodePlan {
             + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_range=pc,format=yuv420p,setparams=range=pc,"
             + "tile=layout=\(storyboard.columns)x\(storyboard.rows)[out\(storyboardSinkIndex)]")
         if let preview, let index = previewSinkIndex {
-            // YDIF (mean luma change from the previous preview frame) is the activity measure.
+            // `scdet`'s mafd (mean absolute difference from the previous preview frame) is the
+            // activity measure: SIMD sums, where `signalstats` cost 45× as much (it also computes hue).
             let input = previewFeed == nil ? tap() : "[p]"
             chains.append(input + "fps=fps=\(preview.fps):start_time=0:round=up,"
-                + "scale=w=\(preview.width):h=\(preview.height):flags=bicubic\(previewFeed == nil ? range : ""),format=yuv420p,signalstats[out\(index)]")
+                + "scale=w=\(preview.width):h=\(preview.height):flags=bicubic\(previewFeed == nil ? range : ""),format=yuv420p,scdet[out\(index)]")
         }
         let taps = (0..<sourceTaps).map { "[s\($0)]" }.joined()
         return (["[in0]split=\(sourceTaps)\(taps)"] + chains).joined(separator: ";")
