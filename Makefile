@@ -77,13 +77,18 @@ test: test-deps
 	$(SWIFT) build
 	SWIFT_BACKTRACE=enable=no $(SWIFT) test
 
+# Every side-by-side benchmark, then one table of every figure and whether it meets its target
+# (Benchmarks/summary.sh; the figures are in bench-out/summary.tsv).
 bench: release
+	rm -f $${BENCH_OUT:-bench-out}/summary.tsv
 	Benchmarks/ladder.sh
 	Benchmarks/passthrough.sh
 	Benchmarks/quality.sh
+	Benchmarks/cost.sh
 	Benchmarks/merge.sh
 	Benchmarks/daemon.sh
 	Benchmarks/reprocess.sh
+	@echo; Benchmarks/summary.sh
 
 # The transcode path under AddressSanitizer (samples, broken recordings, fuzzed mutants).
 asan: deps

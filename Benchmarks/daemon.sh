@@ -9,6 +9,8 @@ IDLE_SECONDS=${IDLE_SECONDS:-20}
 dir=$(mktemp -d)
 trap 'kill -9 $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
 mkdir -p "$dir/spool/incoming"
+source Benchmarks/lib/record.sh
+record_reset daemon
 "$BIN" watch --spool "$dir/spool" --cdn "$dir/cdn" 2>/dev/null &
 pid=$!
 sleep 1
@@ -18,6 +20,7 @@ ticks() { awk '{print $14+$15}' /proc/$pid/stat; }
 t0=$(ticks); sleep "$IDLE_SECONDS"; t1=$(ticks)
 hz=$(getconf CLK_TCK)
 python3 -c "print(f'idle CPU: {($t1-$t0)/$hz/$IDLE_SECONDS*100:.3f} % of one core over $IDLE_SECONDS s')"
+record daemon "empty spool" "idle CPU, % of a core" "$(python3 -c "print(($t1-$t0)/$hz/$IDLE_SECONDS*100)")"
 
 # Pickup latency: rename a sample in, time until its "claimed" event.
 latencies=()
@@ -31,8 +34,11 @@ for i in $(seq 1 "$ROUNDS"); do
   # wait for the job to finish so every round starts idle
   while [ -n "$(ls "$dir/spool/work")" ]; do sleep 0.05; done
 done
-python3 - "${latencies[@]}" <<'PY'
+median=$(python3 - "${latencies[@]}" <<'PY'
 import statistics, sys
 xs = sorted(float(x) for x in sys.argv[1:])
-print(f"pickup latency over {len(xs)} renames: median {statistics.median(xs)*1000:.0f} ms, max {xs[-1]*1000:.0f} ms (target < 1000 ms)")
+print(f"pickup latency over {len(xs)} renames: median {statistics.median(xs)*1000:.0f} ms, max {xs[-1]*1000:.0f} ms (target < 1000 ms)", file=sys.stderr)
+print(statistics.median(xs) * 1000)
 PY
+)
+record daemon "rename into incoming/" "pickup latency, median ms" "$median" "<= 1000"

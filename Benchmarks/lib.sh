@@ -1,4 +1,5 @@
 # Shared by the side-by-side benchmarks.
+source "$(dirname "${BASH_SOURCE[0]}")/lib/record.sh"
 
 # measure LABEL COMMAND... → "wall_seconds max_rss_kb" (GNU time; the log is kept in $OUT).
 measure() {  # measure LABEL COMMAND... → "wall_seconds max_rss_kb"
@@ -38,4 +39,7 @@ wt, rt = sys.argv[7:9]
 print(f"{label} wall-time ratio ingestd/ffmpeg (best of {int(runs)}): {wi/wf:.2f}  ({wi:.1f} s vs {wf:.1f} s{'; target <= ' + wt if wt else ''})")
 print(f"{label} peak-RSS  ratio ingestd/ffmpeg (max of {int(runs)}):  {ri/rf:.2f}  ({ri/1024:.0f} MB vs {rf/1024:.0f} MB{'; target <= ' + rt if rt else ''})")
 PY
+  record_reset "$label"
+  record "$label" "ingestd vs CLI" "wall ratio (best of $RUNS)" "$(python3 -c "print($best_i/$best_f)")" "${wall_target:+<= $wall_target}"
+  record "$label" "ingestd vs CLI" "peak RSS ratio" "$(python3 -c "print($i_rss/$f_rss)")" "${rss_target:+<= $rss_target}"
 }

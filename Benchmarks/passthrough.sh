@@ -18,6 +18,8 @@ BIN=${INGESTD_BIN:-.build/release/ingestd}
 mkdir -p "$OUT"
 [ -x "$BIN" ] || { echo "error: $BIN not found (make release)" >&2; exit 1; }
 command -v farm-bench >/dev/null || { echo "error: farm-bench not found" >&2; exit 1; }
+source Benchmarks/lib/record.sh
+record_reset passthrough
 
 make_source() {  # NAME X264-ARGS...
   local name=$1; shift
@@ -49,7 +51,17 @@ m = json.load(open(sys.argv[1]))
 t = m.get("topRung", {})
 print(f"ingestd top rung: {t.get('mode')} ({t.get('reason')})")
 PY
-  echo "top rung SSIM vs the upload: ingestd $(ssim "$OUT/$name-ingestd/1080p/index.m3u8" "$src"), ffmpeg CLI $(ssim "$OUT/$name-ffmpeg/3/index.m3u8" "$src")"
-  echo "top rung bytes: ingestd $(du -cb "$OUT/$name-ingestd/1080p/"*.m4s | tail -1 | cut -f1), ffmpeg CLI $(du -cb "$OUT/$name-ffmpeg/3/"*.m4s | tail -1 | cut -f1)"
+  ssim_i=$(ssim "$OUT/$name-ingestd/1080p/index.m3u8" "$src"); ssim_f=$(ssim "$OUT/$name-ffmpeg/3/index.m3u8" "$src")
+  bytes_i=$(du -cb "$OUT/$name-ingestd/1080p/"*.m4s | tail -1 | cut -f1); bytes_f=$(du -cb "$OUT/$name-ffmpeg/3/"*.m4s | tail -1 | cut -f1)
+  echo "top rung SSIM vs the upload: ingestd $ssim_i, ffmpeg CLI $ssim_f"
+  echo "top rung bytes: ingestd $bytes_i, ffmpeg CLI $bytes_f"
+  if [ $name = app ]; then
+    record_farm_bench passthrough "app upload" "$OUT/$name-farm-bench.txt" "<= 0.5" "<= 0.5" ""
+    record passthrough "app upload" "top rung SSIM vs upload" "$ssim_i" ">= 0.99"
+  else
+    record_farm_bench passthrough "camera original" "$OUT/$name-farm-bench.txt" "" "<= 0.9" "<= 1.0"
+    record passthrough "camera original" "top rung dSSIM vs CLI" "$(python3 -c "print($ssim_i - $ssim_f)")" ">= -0.002"
+    record passthrough "camera original" "top rung bytes ratio" "$(python3 -c "print($bytes_i / $bytes_f)")" "<= 1.0"
+  fi
   echo
 done
