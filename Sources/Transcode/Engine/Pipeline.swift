@@ -112,10 +112,15 @@ final class Pipeline {
         try fanOut.close(at: Int64(timelineFrames))
         try pullVideo()
         let videoSeconds = Double(framesOut) / Double(plan.frameRate)
+        // The video is complete: the encoders drain and the preview is encoded while the sound
+        // finishes (the loudness filter's last seconds) and the thumbnails are written.
+        for rung in rungs { try rung.submit(.videoEnd) }
+        let previewWriter = previewWriter()
+        defer { _ = try? previewWriter?.join() }  // never leave it writing after a failure
         try sound.finish(frames: framesOut)
         rungs.forEach { $0.endInput() }
         try writeThumbnails(duration: videoSeconds)
-        let previewResult = try writePreview()
+        let previewResult = try previewWriter?.join()
         for rung in rungs { try rung.finish() }
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
         return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: sound.secondsOut,
@@ -221,12 +226,16 @@ final class Pipeline {
         try sound.videoEncoded(frames: framesOut)
     }
 
-    /// Encodes the chosen preview loop within the plan's byte budget.
-    private func writePreview() throws -> PreviewResult? {
+    /// Encodes the chosen preview loop within the plan's byte budget, on a thread of its own
+    /// (the picked frames are handed over: nothing else touches them).
+    private func previewWriter() -> WorkerThread<PreviewResult>? {
         guard let planned = plan.preview, let picker = preview else { return nil }
-        guard !picker.best.isEmpty else { throw TranscodeError.internalFailure("preview graph produced no frame") }
-        let written = try WebPWriter.write(picker.best, fps: planned.fps, maxBytes: planned.maxBytes, to: layout.preview)
-        return PreviewResult(written: written, startSeconds: picker.bestStartSeconds)
+        let path = layout.preview
+        return WorkerThread(name: "ingestd.preview") {
+            guard !picker.best.isEmpty else { throw TranscodeError.internalFailure("preview graph produced no frame") }
+            let written = try WebPWriter.write(picker.best, fps: planned.fps, maxBytes: planned.maxBytes, to: path)
+            return PreviewResult(written: written, startSeconds: picker.bestStartSeconds)
+        }
     }
 
     private func writeThumbnails(duration: Double) throws {

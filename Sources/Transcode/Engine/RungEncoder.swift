@@ -19,7 +19,9 @@ final class RungEncoder: @unchecked Sendable {
         /// A copied video packet (``Source/copy(_:)`` only).
         case packet(Packet)
         case audio(Packet)
-        /// Drain and write trailers.
+        /// No more video: the encoder drains now, while the sound may still come.
+        case videoEnd
+        /// Drain (if not yet) and write trailers.
         case end
         /// Stop without writing anything more (the job failed elsewhere).
         case abandon
@@ -41,6 +43,8 @@ final class RungEncoder: @unchecked Sendable {
     private let lock = NSLock()
     private var failure: Error?
     private let packet = Packet()
+    /// Set by the rung's thread once the encoder has drained.
+    private var videoEnded = false
     private let audioTimeBase: AVRational
 
     /// Opens the encoder and muxers and writes their headers; call ``start()`` to begin.
@@ -161,15 +165,23 @@ final class RungEncoder: @unchecked Sendable {
         case .audio(let audio):
             try hls?.write(audio, stream: 1, timeBase: audioTimeBase)
             try mp4?.write(audio, stream: 1, timeBase: audioTimeBase)
+        case .videoEnd:
+            try endVideo()
         case .end:
-            if let encoder {
-                try encoder.send(nil)
-                try drain(encoder)
-            }
+            try endVideo()
             try hls.take()?.finish()
             try mp4.take()?.finish()
         case .abandon:
             break
+        }
+    }
+
+    private func endVideo() throws {
+        guard !videoEnded else { return }
+        videoEnded = true
+        if let encoder {
+            try encoder.send(nil)
+            try drain(encoder)
         }
     }
 
