@@ -9,5 +9,7 @@ import Testing
         #expect(Pipeline.encoderThreads(plan.encodedRungs, cores: 16) == [1, 2, 5, 10])
         #expect(Pipeline.encoderThreads(plan.encodedRungs, cores: 1) == [1, 1, 1, 1])
         #expect(Pipeline.encoderThreads(plan.encodedRungs.dropLast(), cores: 2) == [1, 1, 2])
+        // The pipeline shares by the whole ladder's pixels: a passed-through 1080p still counts.
+        #expect(Pipeline.encoderThreads(plan.rungs[...], cores: 2).prefix(3) == [1, 1, 1])
     }
 }
