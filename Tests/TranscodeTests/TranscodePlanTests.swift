@@ -119,7 +119,7 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
         #expect(odd.preview.map { "\($0.width)x\($0.height)" } == "426x240")
         let tiny = try TranscodePlan.make(probe: probe(width: 200, height: 150), preset: .builtIn)
         #expect(tiny.preview.map { "\($0.width)x\($0.height)" } == "200x150", "capped at the top rung")
-        #expect(plan.previewSinkIndex == plan.rungs.count + 2 && plan.videoSinkCount == plan.rungs.count + 3)
+        #expect(plan.previewSinkIndex == plan.rungs.count + 2 && plan.videoSinkCount == plan.rungs.count + 4)
         #expect(plan.videoFilterGraph.contains("[p]fps=fps=12:start_time=0:round=up,scale=w=240:h=426"),
                 "the preview is scaled from the 360p rung's frames")
         var preset = Preset.builtIn
@@ -128,8 +128,18 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
         #expect(custom == .init(width: 568, height: 320, fps: 10, frames: 50, maxBytes: 100_000))
         preset.preview.enabled = false
         let off = try TranscodePlan.make(probe: probe(width: 1920, height: 1080), preset: preset)
-        #expect(off.preview == nil && off.previewSinkIndex == nil && off.videoSinkCount == off.rungs.count + 2)
+        #expect(off.preview == nil && off.previewSinkIndex == nil && off.videoSinkCount == off.rungs.count + 3)
         #expect(!off.videoFilterGraph.contains("fps=fps=10"))
+    }
+
+    /// Candidates reach the poster picker at the timeline's size; `signalstats` scores a copy a
+    /// quarter of the largest poster's width, paired with its candidate by sink.
+    @Test func posterCandidatesAreScoredOnAQuarterSizeCopy() throws {
+        let plan = try TranscodePlan.make(probe: probe(width: 1080, height: 1920), preset: .builtIn)
+        #expect(plan.posters.last.map { "\($0.width)x\($0.height)" } == "720x1280")
+        #expect(plan.videoFilterGraph.contains(",split=2[out\(plan.posterSinkIndex)][ps];"))
+        #expect(plan.videoFilterGraph.contains("[ps]scale=w=180:h=320:out_range=tv,format=yuv420p,signalstats[out\(plan.posterStatisticsSinkIndex)]"))
+        #expect(plan.posterStatisticsSinkIndex == plan.videoSinkCount - 1)
     }
 
     /// At least eight poster candidates over any clip, one a second at most apart over long ones.

@@ -39,6 +39,8 @@ final class Pipeline {
     private var fanOut: FilterGraph?
 
     private let filtered = Frame()
+    /// The poster candidates' statistics frames (see ``pullVideo()``).
+    private let posterStatistics = Frame()
     private var poster = PosterPicker()
     private var storyboard: Frame?
     private var preview: PreviewPicker?
@@ -215,8 +217,13 @@ final class Pipeline {
                 if index == 0 { framesOut += 1 }
             }
         }
+        // A candidate and its statistics leave the same `split` together: one each, in step.
         while try graph.pull(plan.posterSinkIndex, into: filtered) == .ready {
-            poster.consider(filtered, seconds: Double(filtered.pts) * av_q2d(graph.sinkTimeBase(plan.posterSinkIndex)))
+            guard try graph.pull(plan.posterStatisticsSinkIndex, into: posterStatistics) == .ready else {
+                throw TranscodeError.internalFailure("a poster candidate came without its statistics")
+            }
+            poster.consider(filtered, statistics: posterStatistics,
+                            seconds: Double(filtered.pts) * av_q2d(graph.sinkTimeBase(plan.posterSinkIndex)))
         }
         while try graph.pull(plan.storyboardSinkIndex, into: filtered) == .ready {
             if storyboard == nil { storyboard = filtered.reference() }

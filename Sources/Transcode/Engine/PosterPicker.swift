@@ -35,8 +35,10 @@ struct PosterPicker {
     /// (the brightest candidate's when every one is overexposed).
     var brightnessBar: Double { 0.5 * (brightestExposed ?? brightest) }
 
-    mutating func consider(_ frame: Frame, seconds: Double) {
-        let stat = { (key: String) in frame.metadata("lavfi.signalstats.\(key)").flatMap(Double.init) }
+    /// Considers `frame` (kept by reference if it may win), scored by the `signalstats` metadata
+    /// of `statistics`, a smaller copy of it.
+    mutating func consider(_ frame: Frame, statistics: Frame, seconds: Double) {
+        let stat = { (key: String) in statistics.metadata("lavfi.signalstats.\(key)").flatMap(Double.init) }
         let low = stat("YLOW") ?? 0, high = stat("YHIGH") ?? 0, average = stat("YAVG") ?? 0
         add(Candidate(frame: frame.reference(), seconds: seconds, brightness: average,
                       score: Self.score(yLow: low, yHigh: high, yAverage: average)))

@@ -5,12 +5,13 @@
 /// (``videoFilterGraph``) to every rung and thumbnail. Audio likewise: one per clip
 /// (``clipAudioFilter(_:)``), the music (``musicFilter``), then the mix (``audioFilterGraph``).
 extension TranscodePlan {
-    /// Sink order in ``videoFilterGraph``: one per encoded rung, then the poster, storyboard and
-    /// (when planned) preview branches.
+    /// Sink order in ``videoFilterGraph``: one per encoded rung, then the poster candidates, the
+    /// storyboard, (when planned) the preview, and last the poster candidates' statistics.
     public var posterSinkIndex: Int { encodedRungs.count }
     public var storyboardSinkIndex: Int { encodedRungs.count + 1 }
     public var previewSinkIndex: Int? { preview == nil ? nil : encodedRungs.count + 2 }
-    public var videoSinkCount: Int { encodedRungs.count + (preview == nil ? 2 : 3) }
+    public var posterStatisticsSinkIndex: Int { encodedRungs.count + (preview == nil ? 2 : 3) }
+    public var videoSinkCount: Int { posterStatisticsSinkIndex + 1 }
 
     /// Poster candidates are every `posterStep`-th timeline frame, from the middle of the first
     /// step: at least eight over any clip however short, at least one a second over a long one
@@ -89,9 +90,13 @@ extension TranscodePlan {
                 + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709"
                 + (consumers.count == 1 ? consumers[0] : ",split=\(consumers.count)" + consumers.joined()))
         }
+        // Poster candidates stay at the timeline's size (the posters are scaled from the chosen
+        // one at the end); `signalstats` scores a copy a quarter of the largest poster's width,
+        // which ranks them alike at a sixteenth of the cost (it computes hue for every pixel).
         let poster = posters[posters.count - 1]
-        chains.append(tap() + "select='eq(mod(n,\(posterStep)),\(posterStep / 2))',scale=w=\(poster.width):h=\(poster.height):out_range=tv,"
-            + "format=yuv420p,signalstats[out\(posterSinkIndex)]")
+        let scored = (width: max(2, poster.width / 4 / 2 * 2), height: max(2, poster.height / 4 / 2 * 2))
+        chains.append(tap() + "select='eq(mod(n,\(posterStep)),\(posterStep / 2))',split=2[out\(posterSinkIndex)][ps]")
+        chains.append("[ps]scale=w=\(scored.width):h=\(scored.height):out_range=tv,format=yuv420p,signalstats[out\(posterStatisticsSinkIndex)]")
         chains.append(tap() + "fps=fps=1/\(storyboard.intervalSeconds):start_time=0:round=up,"
             + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_range=pc,format=yuv420p,setparams=range=pc,"
             + "tile=layout=\(storyboard.columns)x\(storyboard.rows)[out\(storyboardSinkIndex)]")
