@@ -17,7 +17,7 @@ BIN=${INGESTD_BIN:-.build/release/ingestd}
 mkdir -p "$OUT"
 source Benchmarks/lib/record.sh
 record_reset cost
-declare -A RSS_KB  # "KIND SECONDS" → peak RSS, for the flatness check
+declare -A RSS_KB  # "KIND WxH SECONDS" → peak RSS, for the flatness check
 [ -x "$BIN" ] || { echo "error: $BIN not found (make release)" >&2; exit 1; }
 # Camera originals pass 50 MB after ~20 s: measure them with the size limit raised.
 "$BIN" preset | python3 -c 'import json,sys; p=json.load(sys.stdin); p["limits"]["maxBytes"]=1<<30; print(json.dumps(p))' > "$OUT/preset.json"
@@ -49,7 +49,7 @@ row() {  # KIND WIDTH HEIGHT SECONDS
   mode=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["topRung"]["mode"])' "$OUT/out/manifest.json")
   python3 -c "u,s,r,d=$user,$sys,$rss,$4; print('%-7s %10s %6d %12.1f %14.2f %11.0f  %s' % ('$1', '$2x$3', d, u+s, (u+s)/d, r/1024, '$mode'))"
   record cost "$1 $2x$3 $4 s" "CPU-s per video s" "$(python3 -c "print(($user + $sys) / $4)")"
-  RSS_KB["$1 $4"]=$rss
+  RSS_KB["$1 $2x$3 $4"]=$rss
 }
 
 printf "%-7s %10s %6s %12s %14s %11s  %s\n" kind source seconds cpu_seconds cpu_per_video_s peak_rss_MB top_rung
@@ -59,5 +59,5 @@ done
 row camera 720 1280 10
 row camera 2160 3840 10
 for kind in camera app; do  # flat: 60 s of video may not take more memory than 10 s
-  record cost "$kind 1080x1920" "peak RSS 60 s / 10 s" "$(python3 -c "print(${RSS_KB[$kind 60]} / ${RSS_KB[$kind 10]})")" "<= 1.1"
+  record cost "$kind 1080x1920" "peak RSS 60 s / 10 s" "$(python3 -c "print(${RSS_KB[$kind 1080x1920 60]} / ${RSS_KB[$kind 1080x1920 10]})")" "<= 1.1"
 done

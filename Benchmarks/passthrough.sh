@@ -52,6 +52,7 @@ t = m.get("topRung", {})
 print(f"ingestd top rung: {t.get('mode')} ({t.get('reason')})")
 PY
   ssim_i=$(ssim "$OUT/$name-ingestd/1080p/index.m3u8" "$src"); ssim_f=$(ssim "$OUT/$name-ffmpeg/3/index.m3u8" "$src")
+  [ -n "$ssim_i" ] && [ -n "$ssim_f" ] || { echo "error: no SSIM for the $name top rungs" >&2; exit 1; }
   bytes_i=$(du -cb "$OUT/$name-ingestd/1080p/"*.m4s | tail -1 | cut -f1); bytes_f=$(du -cb "$OUT/$name-ffmpeg/3/"*.m4s | tail -1 | cut -f1)
   echo "top rung SSIM vs the upload: ingestd $ssim_i, ffmpeg CLI $ssim_f"
   echo "top rung bytes: ingestd $bytes_i, ffmpeg CLI $bytes_f"
@@ -60,7 +61,7 @@ PY
     record passthrough "app upload" "top rung SSIM vs upload" "$ssim_i" ">= 0.99"
   else
     record_farm_bench passthrough "camera original" "$OUT/$name-farm-bench.txt" "" "<= 0.9" "<= 1.0"
-    record passthrough "camera original" "top rung dSSIM vs CLI" "$(python3 -c "print($ssim_i - $ssim_f)")" ">= -0.002"
+    record passthrough "camera original" "dSSIM top rung vs CLI" "$(python3 -c "print($ssim_i - $ssim_f)")" ">= -0.002"
     record passthrough "camera original" "top rung bytes ratio" "$(python3 -c "print($bytes_i / $bytes_f)")" "<= 1.0"
   fi
   echo

@@ -11,7 +11,10 @@ record_reset() {
 }
 
 # record BENCH CASE MEASURE VALUE [TARGET]: one row; TARGET is "<= 0.5", ">= 0.99" or empty.
+# A value that is not a number (a measurement that failed) stops the benchmark.
 record() {
+  python3 -c 'import sys; float(sys.argv[1])' "$4" 2>/dev/null \
+    || { echo "error: $1 / $2 / $3: not a number: '$4'" >&2; exit 1; }
   mkdir -p "$(dirname "$SUMMARY_FILE")"
   printf "%s\t%s\t%s\t%s\t%s\n" "$1" "$2" "$3" "$4" "${5:-}" >> "$SUMMARY_FILE"
 }
@@ -19,7 +22,7 @@ record() {
 # record_farm_bench BENCH CASE FARM_BENCH_OUTPUT CPU_TARGET WALL_TARGET RSS_TARGET: the medians of
 # farm-bench's A/B cpu and wall ratios, and the ratio of the median peak RSS (A = ingestd).
 record_farm_bench() {
-  local bench=$1 case=$2 file=$3 cpu wall rss
+  local bench=$1 label=$2 file=$3 cpu wall rss
   read -r cpu wall rss < <(python3 - "$file" <<'PY'
 import sys
 rows = {}
@@ -32,7 +35,7 @@ for line in open(sys.argv[1]):
 print(rows["A/B cpu"], rows["A/B wall"], rows["A peak MiB"] / rows["B peak MiB"])
 PY
 )
-  record "$bench" "$case" "CPU ratio" "$cpu" "$4"
-  record "$bench" "$case" "wall ratio" "$wall" "$5"
-  record "$bench" "$case" "peak RSS ratio" "$rss" "$6"
+  record "$bench" "$label" "CPU ratio" "$cpu" "$4"
+  record "$bench" "$label" "wall ratio" "$wall" "$5"
+  record "$bench" "$label" "peak RSS ratio" "$rss" "$6"
 }

@@ -29,8 +29,8 @@ import Testing
         let plan = try TranscodePlan.make(probe: Self.app(), preset: .builtIn)
         #expect(plan.topRungDecision.mode == .passthrough, "\(plan.topRungDecision.reason)")
         #expect(plan.encodedRungs.map(\.name) == ["234p", "360p", "720p"])
-        #expect(plan.videoFilterGraph.components(separatedBy: "scale=w=").count - 1 == 3 + 3,
-                "three rung scalers plus the poster statistics, storyboard and preview: \(plan.videoFilterGraph)")
+        #expect(plan.videoFilterGraph.components(separatedBy: "scale=w=").count - 1 == 3 + 4,
+                "three rung scalers plus poster, poster statistics, storyboard and preview: \(plan.videoFilterGraph)")
         #expect(plan.posterSinkIndex == 3)
         #expect((0..<600).filter(plan.isKeyframe(frame:)) == Array(stride(from: 0, to: 600, by: 30)))
         // 0.5 s, 1 s, 2.5 s, then 6 s, each rounded up to the next IDR.

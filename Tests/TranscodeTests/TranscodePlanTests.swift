@@ -132,12 +132,12 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
         #expect(!off.videoFilterGraph.contains("fps=fps=10"))
     }
 
-    /// Candidates reach the poster picker at the timeline's size; `signalstats` scores a copy a
-    /// quarter of the largest poster's width, paired with its candidate by sink.
+    /// Candidates reach the poster picker at the largest poster's size; `signalstats` scores a
+    /// copy a quarter as wide, paired with its candidate by sink.
     @Test func posterCandidatesAreScoredOnAQuarterSizeCopy() throws {
         let plan = try TranscodePlan.make(probe: probe(width: 1080, height: 1920), preset: .builtIn)
         #expect(plan.posters.last.map { "\($0.width)x\($0.height)" } == "720x1280")
-        #expect(plan.videoFilterGraph.contains(",split=2[out\(plan.posterSinkIndex)][ps];"))
+        #expect(plan.videoFilterGraph.contains("scale=w=720:h=1280:out_range=tv,format=yuv420p,split=2[out\(plan.posterSinkIndex)][ps];"))
         #expect(plan.videoFilterGraph.contains("[ps]scale=w=180:h=320:out_range=tv,format=yuv420p,signalstats[out\(plan.posterStatisticsSinkIndex)]"))
         #expect(plan.posterStatisticsSinkIndex == plan.videoSinkCount - 1)
     }

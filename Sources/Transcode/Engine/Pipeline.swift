@@ -25,7 +25,7 @@ struct PreviewResult {
 /// Data only flows downstream. Each source packet is decoded once; every rung, the MP4 and the
 /// thumbnails come from the same decoded frames; no intermediate file is written. Demuxing,
 /// decoding, filtering and the audio encode run on the caller's thread; each rung encodes and
-/// muxes on its own thread.
+/// muxes on its own thread, and the preview is encoded on one of its own once the video ends.
 final class Pipeline {
     private let plan: TranscodePlan
     private let clipFiles: [SourceFile]
@@ -80,7 +80,7 @@ final class Pipeline {
         let threads = Self.encoderThreads(plan.rungs[...], cores: ProcessInfo.processInfo.activeProcessorCount)
         rungs = try plan.rungs.enumerated().map { index, rung in
             try RungEncoder(rung: rung, source: index == top ? topSource : .encode,
-                            threads: index < threads.count ? threads[index] : 1, plan: plan, layout: layout,
+                            threads: threads[index], plan: plan, layout: layout,
                             audioEncoder: sound.encoder(kbps: rung.audioBitrateKbps), writesMP4: index == top)
         }
         sound.connect(rungs)
@@ -120,7 +120,7 @@ final class Pipeline {
         // The video is complete: the encoders drain and the preview is encoded while the sound
         // finishes (the loudness filter's last seconds) and the thumbnails are written.
         for rung in rungs { try rung.submit(.videoEnd) }
-        let previewWriter = previewWriter()
+        let previewWriter = startPreview()
         defer { _ = try? previewWriter?.join() }  // never leave it writing after a failure
         try sound.finish(frames: framesOut)
         rungs.forEach { $0.endInput() }
@@ -238,7 +238,7 @@ final class Pipeline {
 
     /// Encodes the chosen preview loop within the plan's byte budget, on a thread of its own
     /// (the picked frames are handed over: nothing else touches them).
-    private func previewWriter() -> WorkerThread<PreviewResult>? {
+    private func startPreview() -> WorkerThread<PreviewResult>? {
         guard let planned = plan.preview, let picker = preview else { return nil }
         let path = layout.preview
         return WorkerThread(name: "ingestd.preview") {

@@ -43,8 +43,10 @@ final class RungEncoder: @unchecked Sendable {
     private let lock = NSLock()
     private var failure: Error?
     private let packet = Packet()
-    /// Set by the rung's thread once the encoder has drained.
+    /// Set by the rung's thread when the video ends (``Item/videoEnd`` or ``Item/end``).
     private var videoEnded = false
+    /// Set by the caller's thread in ``endInput()``.
+    private var inputEnded = false
     private let audioTimeBase: AVRational
 
     /// Opens the encoder and muxers and writes their headers; call ``start()`` to begin.
@@ -115,17 +117,22 @@ final class RungEncoder: @unchecked Sendable {
     /// Ends the rung's input: its thread drains the encoder and writes the trailers while the
     /// caller goes on (every rung flushes at once, beside the thumbnails). Call once.
     func endInput() {
+        guard !inputEnded else { return }
+        inputEnded = true
         queue.put(.end)
     }
 
-    /// Waits, after ``endInput()``, for the drain and trailers; throws the rung's failure.
+    /// Waits for the drain and trailers (ending the input first if ``endInput()`` was not
+    /// called); throws the rung's failure.
     func finish() throws {
+        endInput()
         done.wait()
         if let failure = currentFailure { throw failure }
     }
 
     /// Stops the thread without finishing the outputs; never throws. A rung whose thread has
-    /// already ended (finished, or abandoned before) returns at once.
+    /// already ended (finished, or abandoned before) returns at once; one whose input has already
+    /// ended is waited for (it drains and writes its trailers into the abandoned directory).
     func abandon() {
         guard done.wait(timeout: .now()) == .timedOut else { return }
         queue.put(.abandon)

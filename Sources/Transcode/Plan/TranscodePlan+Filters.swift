@@ -90,12 +90,13 @@ extension TranscodePlan {
                 + "format=yuv420p,setparams=range=tv:color_primaries=bt709:color_trc=bt709:colorspace=bt709"
                 + (consumers.count == 1 ? consumers[0] : ",split=\(consumers.count)" + consumers.joined()))
         }
-        // Poster candidates stay at the timeline's size (the posters are scaled from the chosen
-        // one at the end); `signalstats` scores a copy a quarter of the largest poster's width,
-        // which ranks them alike at a sixteenth of the cost (it computes hue for every pixel).
+        // Poster candidates are kept at the largest poster's size (8-bit 4:2:0, whatever the
+        // timeline is); `signalstats` scores a copy a quarter as wide, which ranks them alike at
+        // a sixteenth of the cost (it computes hue for every pixel).
         let poster = posters[posters.count - 1]
         let scored = (width: max(2, poster.width / 4 / 2 * 2), height: max(2, poster.height / 4 / 2 * 2))
-        chains.append(tap() + "select='eq(mod(n,\(posterStep)),\(posterStep / 2))',split=2[out\(posterSinkIndex)][ps]")
+        chains.append(tap() + "select='eq(mod(n,\(posterStep)),\(posterStep / 2))',scale=w=\(poster.width):h=\(poster.height):out_range=tv,"
+            + "format=yuv420p,split=2[out\(posterSinkIndex)][ps]")
         chains.append("[ps]scale=w=\(scored.width):h=\(scored.height):out_range=tv,format=yuv420p,signalstats[out\(posterStatisticsSinkIndex)]")
         chains.append(tap() + "fps=fps=1/\(storyboard.intervalSeconds):start_time=0:round=up,"
             + "scale=w=\(storyboard.cellWidth):h=\(storyboard.cellHeight):out_range=pc,format=yuv420p,setparams=range=pc,"
