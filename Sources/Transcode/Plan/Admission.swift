@@ -30,7 +30,7 @@ public struct Admission: Sendable, Codable, Equatable {
 
     /// Why a single-file upload of `bytes` is refused (`too_large`), or nil.
     public func sizeRefusal(file path: String, bytes: Int64) -> String? {
-        bytes > limits.maxBytes ? "\(path): size \(bytes) bytes exceeds the limit of \(limits.maxBytes) bytes" : nil
+        fits(bytes: bytes) ? nil : "\(path): size \(bytes) bytes exceeds the limit of \(limits.maxBytes) bytes"
     }
 
     /// Why an upload directory holding `bytes` is refused (`too_large`), or nil. Its manifest may
@@ -49,22 +49,24 @@ public struct Admission: Sendable, Codable, Equatable {
     // MARK: From the headers
 
     public func checkClipCount(_ count: Int, upload path: String) throws {
-        if count > limits.maxClips { throw exceeded(path, "clips", "\(count) clips", "\(limits.maxClips)") }
+        if !fits(clips: count) { throw exceeded(path, "clips", "\(count) clips", "\(limits.maxClips)") }
     }
 
     /// Why a manifest listing `count` clips is refused before any clip is opened, or nil.
     public func clipCountRefusal(_ count: Int) -> String? {
-        count > limits.maxClips ? "\(count) clips exceed the limit of \(limits.maxClips)" : nil
+        fits(clips: count) ? nil : "\(count) clips exceed the limit of \(limits.maxClips)"
     }
+
+    private func fits(clips count: Int) -> Bool { count <= limits.maxClips }
 
     /// The media's bytes as probed (every clip and the sound track).
     public func checkSize(_ bytes: Int64, upload path: String) throws {
-        if bytes > limits.maxBytes { throw exceeded(path, "size", "\(bytes) bytes", "\(limits.maxBytes) bytes") }
+        if !fits(bytes: bytes) { throw exceeded(path, "size", "\(bytes) bytes", "\(limits.maxBytes) bytes") }
     }
 
     /// A clip's picture, frame rate and streams (and its sound, when it has one).
     public func check(video: VideoStreamInfo, in probe: SourceProbe) throws {
-        if video.width * video.height > limits.maxPixels || video.width <= 0 || video.height <= 0 {
+        if !fits(pixels: video.width * video.height) || video.width <= 0 || video.height <= 0 {
             throw exceeded(probe.path, "resolution", "\(video.width)x\(video.height)", "\(limits.maxPixels) pixels")
         }
         if video.frameRate > limits.maxFrameRate {
@@ -84,6 +86,9 @@ public struct Admission: Sendable, Codable, Equatable {
             throw exceeded(probe.path, "sample_rate", "\(audio.sampleRate) Hz", "\(Preset.Limits.maxSampleRate) Hz")
         }
     }
+
+    /// The picture-size limit, the same in the headers and decoded.
+    private func fits(pixels: Int) -> Bool { pixels <= limits.maxPixels }
 
     private func checkStreams(_ probe: SourceProbe) throws {
         if probe.streamCount > limits.maxStreams {
@@ -117,7 +122,7 @@ public struct Admission: Sendable, Codable, Equatable {
 
     /// A decoded picture's size: what counts against the pixel limit, whatever the headers said.
     public func checkDecodedPicture(width: Int, height: Int, path: String) throws {
-        if width * height > limits.maxPixels {
+        if !fits(pixels: width * height) {
             throw exceeded(path, "resolution", "\(width)x\(height) (decoded)", "\(limits.maxPixels) pixels")
         }
     }
