@@ -71,7 +71,7 @@ public actor WebhookSender: Service {
             await withGracefulShutdownHandler {
                 for await _ in wakeups.cancelOnGracefulShutdown() where inFlight.count < endpoint.concurrency {
                     let due: [OutboxEvent]
-                    watcher?.keep(only: [])  // only wake-ups matter here, not the names it saw
+                    watcher?.forgetAll()  // only wake-ups matter here, not the names it saw
                     do {
                         due = try await outbox.due(limit: endpoint.concurrency - inFlight.count, excluding: inFlight, reserve: reserve)
                     } catch {

@@ -2,14 +2,34 @@ import Foundation
 import Transcode
 
 /// Decides when an upload in `incoming/` is complete and may be claimed, from what inotify saw of
-/// it (when watching) and how long it has stayed unchanged.
+/// it (when watching) and how long it has stayed unchanged across full listings of `incoming/`.
+///
+/// inotify only makes arrivals faster: every entry is found by a listing (on each wake-up and at
+/// least every poll interval), and an entry no event announced still completes by settling.
 struct ArrivalTracker {
+    /// One full listing of `incoming/`.
+    struct Scan {
+        var arrivals: [Spool.Arrival]
+        /// inotify's queue overflowed since the last scan: what it knew was dropped, and the
+        /// entries listed now are judged by settling alone.
+        var overflowed: Bool
+    }
+
+    enum Verdict: Equatable {
+        case waiting
+        /// `announced` is false when inotify was watching but said nothing of the entry:
+        /// only the listing found it (a watcher bug, worth a log line and a metric).
+        case complete(announced: Bool)
+    }
+
     private let settleSeconds: Double
     private let admission: Admission
     /// What inotify saw of each name in `incoming/` (nil: polling only).
     private let watcher: DirectoryWatcher?
-    /// Names present at start-up, whose writing we could not have seen.
-    private var presentAtStart: Set<String>?
+    /// Names whose arrival no watcher could have seen: listed at start-up or right after an overflow.
+    private var unwatched: Set<String> = []
+    private var scanned = false
+    private var overflows = 0
     private var seen: [String: (size: Int64, files: Int, modified: Date, since: Date)] = [:]
 
     init(settleSeconds: Double, admission: Admission, watcher: DirectoryWatcher?) {
@@ -18,38 +38,53 @@ struct ArrivalTracker {
         self.watcher = watcher
     }
 
-    /// Takes the current listing of `incoming/`: the first one is what was there at start-up;
-    /// names gone since are forgotten.
-    mutating func observe(_ names: Set<String>) {
-        if presentAtStart == nil { presentAtStart = names }
+    /// Lists `incoming/` in full. Names gone since the last scan are forgotten, except those an
+    /// event announced while this listing ran (the watcher's mark is taken before listing).
+    mutating func scan(_ spool: Spool) -> Scan {
+        let mark = watcher?.mark()
+        let arrivals = spool.arrivals()
+        let names = Set(arrivals.map(\.name))
+        let overflowed = mark.map { $0.overflows > overflows } ?? false
+        if !scanned || overflowed { unwatched.formUnion(names) }
+        scanned = true
+        if let mark {
+            overflows = mark.overflows
+            watcher?.keep(only: names, listedAfter: mark)
+        }
+        unwatched.formIntersection(names)
         seen = seen.filter { names.contains($0.key) }
-        watcher?.keep(only: names)
+        return Scan(arrivals: arrivals, overflowed: overflowed)
     }
 
-    /// Complete means renamed in (complete at once), or built in place and then left alone:
-    /// a directory once it holds `upload.json` and its whole tree (sizes, entries, mtimes) has
-    /// not changed for `settleSeconds` (one found at start-up without `upload.json`: after ten
-    /// times that); a file once closed after writing and then unchanged for
-    /// `settleSeconds` (settling alone decides when inotify is off or the file was there before
-    /// the daemon started). An upload already over the size limit is taken at once, so one that
-    /// keeps growing is refused instead of watched forever.
-    mutating func isComplete(_ arrival: Spool.Arrival, now: Date) -> Bool {
-        if !admission.fits(bytes: arrival.size, manifestAllowance: Upload.maxManifestBytes) { return true }
+    /// Complete means renamed in (complete at once), or built in place and then left alone, its
+    /// size, entries and mtimes unchanged for `settleSeconds`:
+    /// - a directory once it holds `upload.json`; without it, one made in place waits for it,
+    ///   and one no event showed arriving (there at start-up, or unannounced) is taken (and
+    ///   refused) after ten times the settle time;
+    /// - a file unless the last event says it is being written; an empty one only after ten
+    ///   times the settle time (a writer may have created it and not written yet).
+    ///
+    /// An upload already over the size limit is taken at once, so one that keeps growing is
+    /// refused instead of watched forever.
+    mutating func verdict(_ arrival: Spool.Arrival, now: Date) -> Verdict {
+        if !admission.fits(bytes: arrival.size, manifestAllowance: Upload.maxManifestBytes) { return .complete(announced: true) }
         let event = watcher?.state(of: arrival.name)
-        if event == .renamedIn { return true }
+        if event == .renamedIn { return .complete(announced: true) }
         guard let previous = seen[arrival.name], previous.size == arrival.size, previous.files == arrival.files,
               previous.modified == arrival.modified else {
             seen[arrival.name] = (arrival.size, arrival.files, arrival.modified, now)
-            return false
+            return .waiting
         }
-        guard now.timeIntervalSince(previous.since) >= settleSeconds else { return false }
+        let quiet = now.timeIntervalSince(previous.since)
+        guard quiet >= settleSeconds else { return .waiting }
+        let complete: Bool
         if arrival.isDirectory {
-            // One that was already there at start-up may have been renamed in while no one
-            // watched: without upload.json it is taken (and refused) only after a long quiet spell.
-            let quiet = now.timeIntervalSince(previous.since) >= 10 * settleSeconds
-            return arrival.hasManifest || (presentAtStart?.contains(arrival.name) == true && quiet)
+            complete = arrival.hasManifest || (event == nil && quiet >= 10 * settleSeconds)
+        } else {
+            let empty = arrival.size == 0 && !arrival.isSpecial
+            complete = event != .beingWritten && (!empty || quiet >= 10 * settleSeconds)
         }
-        if arrival.isSpecial || watcher == nil || presentAtStart?.contains(arrival.name) == true { return event != .beingWritten }
-        return event == .closedAfterWriting
+        guard complete else { return .waiting }
+        return .complete(announced: watcher == nil || event != nil || unwatched.contains(arrival.name))
     }
 }

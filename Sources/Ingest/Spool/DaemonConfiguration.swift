@@ -15,7 +15,8 @@ public struct DaemonConfiguration: Sendable {
     public var backoffSeconds: Double
     /// A file copied into `incoming/` in place must keep its size and mtime this long to count as complete.
     public var settleSeconds: Double
-    /// Rescan interval (the polling fallback; inotify wakes the daemon sooner).
+    /// Interval of the full rescan of `incoming/`, which runs whether or not events flow: the
+    /// safety net under inotify (which only wakes the daemon sooner) and all there is without it.
     public var pollSeconds: Double
     /// On SIGTERM, how long jobs in flight may run on before they are stopped and left queued.
     public var graceSeconds: Double

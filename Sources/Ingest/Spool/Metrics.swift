@@ -10,6 +10,8 @@ public actor Metrics {
     private var lastRealtimeFactor = 0.0
     private var queueDepth = 0
     private var inFlight = 0
+    private var watchOverflows = 0
+    private var rescanFinds = 0
 
     public init(path: String) { self.path = path }
 
@@ -25,6 +27,18 @@ public actor Metrics {
         guard queueDepth != self.queueDepth || inFlight != self.inFlight else { return }
         self.queueDepth = queueDepth
         self.inFlight = inFlight
+        flush()
+    }
+
+    /// inotify's queue overflowed (events were lost; the listings take over).
+    public func watchOverflowed() {
+        watchOverflows += 1
+        flush()
+    }
+
+    /// An entry of `incoming/` was taken although inotify, watching, said nothing of it.
+    public func foundByRescan() {
+        rescanFinds += 1
         flush()
     }
 
@@ -50,6 +64,12 @@ public actor Metrics {
             "# HELP ingestd_jobs_in_flight Jobs being transcoded now.",
             "# TYPE ingestd_jobs_in_flight gauge",
             "ingestd_jobs_in_flight \(inFlight)",
+            "# HELP ingestd_spool_watch_overflows_total Times inotify's event queue overflowed on incoming/.",
+            "# TYPE ingestd_spool_watch_overflows_total counter",
+            "ingestd_spool_watch_overflows_total \(watchOverflows)",
+            "# HELP ingestd_spool_rescan_found_total Uploads found only by the rescan of incoming/, with no inotify event for them (non-zero: a watcher bug).",
+            "# TYPE ingestd_spool_rescan_found_total counter",
+            "ingestd_spool_rescan_found_total \(rescanFinds)",
         ]
         let temporary = "\(path).tmp-\(getpid())"
         if (try? Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: temporary))) != nil {

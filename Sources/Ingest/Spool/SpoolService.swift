@@ -12,7 +12,8 @@ public actor SpoolService: Service {
     private let metrics: Metrics
     private let logger: Logger
     private var running: Set<String> = []
-    private var announced: Set<String> = []
+    /// Names in `incoming/` whose `received` event is written.
+    private var received: Set<String> = []
     /// When each upload in `incoming/` is complete (set up in `run()`, with the watcher).
     private var arrivalTracker: ArrivalTracker?
     private var draining = false
@@ -104,18 +105,26 @@ public actor SpoolService: Service {
             started.append((record, lock))
             free -= 1
         }
-        let arrivals = spool.arrivals()
-        let names = Set(arrivals.map(\.name))
-        arrivalTracker?.observe(names)
+        guard let scan = arrivalTracker?.scan(spool) else { return started }
+        let arrivals = scan.arrivals
+        if scan.overflowed {
+            logger.warning("inotify queue overflowed: events were lost; incoming/ is judged by settling until it empties",
+                           metadata: ["entries": "\(arrivals.count)"])
+            Task { await metrics.watchOverflowed() }
+        }
         for arrival in arrivals {
-            if !announced.contains(arrival.name) {
-                announced.insert(arrival.name)
+            if !received.contains(arrival.name) {
+                received.insert(arrival.name)
                 events.append("received", nil, ["name": arrival.name, "bytes": Int(arrival.size)])
             }
-            guard free > 0, arrivalTracker?.isComplete(arrival, now: now) == true else { continue }
+            guard free > 0, case .complete(let announced)? = arrivalTracker?.verdict(arrival, now: now) else { continue }
+            if !announced {
+                logger.warning("found by the rescan with no inotify event for it (a watcher bug)", metadata: ["name": "\(arrival.name)"])
+                Task { await metrics.foundByRescan() }
+            }
             do {
                 guard let (record, lock) = try spool.claim(arrival, cdn: configuration.cdn) else { continue }
-                announced.remove(arrival.name)
+                received.remove(arrival.name)
                 running.insert(record.id)
                 started.append((record, lock))
                 free -= 1
