@@ -38,11 +38,12 @@ struct ArrivalTracker {
         self.watcher = watcher
     }
 
-    /// Lists `incoming/` in full. Names gone since the last scan are forgotten, except those an
-    /// event announced while this listing ran (the watcher's mark is taken before listing).
-    mutating func scan(_ spool: Spool) -> Scan {
+    /// Lists `incoming/` in full (`list` is ``Spool/arrivals()``). Names gone since the last scan
+    /// are forgotten, except those an event announced while the listing ran (the watcher's mark
+    /// is taken before listing).
+    mutating func scan(_ list: () -> [Spool.Arrival]) -> Scan {
         let mark = watcher?.mark()
-        let arrivals = spool.arrivals()
+        let arrivals = list()
         let names = Set(arrivals.map(\.name))
         let overflowed = mark.map { $0.overflows > overflows } ?? false
         if !scanned || overflowed { unwatched.formUnion(names) }

@@ -105,7 +105,7 @@ public actor SpoolService: Service {
             started.append((record, lock))
             free -= 1
         }
-        guard let scan = arrivalTracker?.scan(spool) else { return started }
+        guard let scan = arrivalTracker?.scan(spool.arrivals) else { return started }
         let arrivals = scan.arrivals
         if scan.overflowed {
             logger.warning("inotify queue overflowed: events were lost; incoming/ is judged by settling until it empties",
