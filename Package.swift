@@ -32,6 +32,7 @@ let package = Package(
             "Transcode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // The fleet: many workers on one PostgreSQL job queue, with /metrics and health over HTTP.
         .target(name: "Fleet", dependencies: [

@@ -1,12 +1,13 @@
 import Foundation
 import Hummingbird
+import Ingest
 import Logging
 import ServiceLifecycle
 
 /// `--http ADDR:PORT`: `/metrics` (Prometheus exposition), `/healthz` (the process is up) and
-/// `/readyz` (the database answered recently).
+/// `/readyz` (the job store answered recently).
 public enum HealthServer {
-    public static func make(host: String, port: Int, metrics: FleetMetrics, readyWindow: Duration,
+    public static func make(host: String, port: Int, metrics: WorkerMetrics, readyWindow: Duration,
                             logger: Logger) -> some Service {
         let router = Router()
         router.get("/metrics") { _, _ -> Response in

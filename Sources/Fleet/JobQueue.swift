@@ -20,25 +20,6 @@ public struct JobQueue: Sendable {
         self.logger = logger
     }
 
-    /// One job as a worker runs it.
-    public struct Claim: Sendable, Equatable {
-        public var id: String
-        /// The fencing token of this attempt.
-        public var token: Int64
-        /// Attempts so far, this one included.
-        public var attempts: Int
-        public var input: String
-        /// `path` or `sole_entry_of` (see ``Submission/Kind``).
-        public var inputKind: String
-        /// The preset as canonical JSON.
-        public var preset: String
-
-        /// The upload as the job process takes it.
-        public var jobInput: TranscodeJob.Input {
-            inputKind == Submission.Kind.soleEntryOf.rawValue ? .soleEntry(of: input) : .path(input)
-        }
-    }
-
     /// A new job: an upload on shared storage and the preset to encode it with.
     public struct Submission: Sendable {
         /// How `input` names the upload.
@@ -91,17 +72,18 @@ public struct JobQueue: Sendable {
 
     /// Claims the oldest due job for `worker`, leased for `lease`; nil when none is due. One
     /// statement (the claim and its event), so one commit.
-    public func claim(worker: String, lease: Duration) async throws -> Claim? {
+    public func claim(worker: String, lease: Duration) async throws -> ClaimedJob? {
         let rows = try await client.execute(QueueStatements.Claim(worker: worker, leaseSeconds: lease.seconds), logger: logger)
         for try await (id, token, attempts, input, kind, preset) in rows {
-            return Claim(id: id, token: token, attempts: attempts, input: input, inputKind: kind, preset: preset)
+            let source: TranscodeJob.Input = kind == Submission.Kind.soleEntryOf.rawValue ? .soleEntry(of: input) : .path(input)
+            return ClaimedJob(id: id, token: token, attempt: attempts, input: source, preset: preset)
         }
         return nil
     }
 
     /// Renews the lease of an attempt; false when the attempt no longer owns the job (its lease
     /// expired and the job was given to another attempt, or it ended).
-    public func heartbeat(_ claim: Claim, lease: Duration) async throws -> Bool {
+    public func heartbeat(_ claim: ClaimedJob, lease: Duration) async throws -> Bool {
         let rows = try await client.execute(QueueStatements.Heartbeat(leaseSeconds: lease.seconds, id: claim.id, token: claim.token),
                                             logger: logger)
         for try await _ in rows { return true }
@@ -158,8 +140,8 @@ public struct JobQueue: Sendable {
     /// and the job is recorded as published. A stale attempt gets ``FenceLost`` and `publish`
     /// never runs.
     /// With `event`, the `upload.published` webhook is recorded in the same transaction.
-    public func publish(_ claim: Claim, output: String, manifest: String, event: OutboxEvent? = nil,
-                        _ publish: @Sendable () throws -> Void) async throws {
+    public func publish(_ claim: ClaimedJob, output: String, manifest: String, event: OutboxEvent? = nil,
+                        _ publish: @Sendable () async throws -> Void) async throws {
         do {
             try await client.withTransaction(logger: logger) { connection in
                 // Marks the job published only if this attempt still holds it; the row stays
@@ -170,55 +152,42 @@ public struct JobQueue: Sendable {
                 for try await _ in owned { holds = true }
                 guard holds else { throw FenceLost(id: claim.id, token: claim.token) }
                 if let event { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
-                try publish()  // a throw rolls the row back to `running`
+                try await publish()  // a throw rolls the row back to `running`
             }
         } catch let error as PostgresTransactionError {
             throw error.closureError ?? error.commitError ?? error.beginError ?? error
         }
     }
 
-    /// How an attempt ended without publishing.
-    public enum Ending: Sendable {
-        /// A bad upload: never retried.
-        case rejected(code: String, message: String)
-        /// Retried after `backoff` unless the job has used up its attempts.
-        case retryable(code: String, message: String, backoff: Duration, maxAttempts: Int)
-        /// Stopped by a shutdown: back to the queue at once, the attempt not counted.
-        case released
-    }
-
-    /// Records how an attempt ended, if it still holds the job; returns the job's new state, or
-    /// nil when the fence was lost (nothing written). `event` (an `upload.rejected` or
-    /// `upload.failed` webhook) is recorded in the same transaction if the job ends in that state.
+    /// Records how an attempt ended without publishing (``JobEnd/rejected``, `failed`,
+    /// `retried` or `released`), if it still holds the job; returns the job's new state, or nil
+    /// when the fence was lost (nothing written). `webhook` is recorded in the same transaction.
     @discardableResult
-    public func finish(_ claim: Claim, _ ending: Ending, event webhook: OutboxEvent? = nil) async throws -> String? {
+    public func finish(_ claim: ClaimedJob, _ end: JobEnd, event webhook: OutboxEvent? = nil) async throws -> String? {
         do {
             return try await client.withTransaction(logger: logger) { connection in
-                try await finish(claim, ending, webhook: webhook, on: connection)
+                try await finish(claim, end, webhook: webhook, on: connection)
             }
         } catch let error as PostgresTransactionError {
             throw error.closureError ?? error.commitError ?? error.beginError ?? error
         }
     }
 
-    private func finish(_ claim: Claim, _ ending: Ending, webhook: OutboxEvent?, on connection: PostgresConnection) async throws -> String? {
+    private func finish(_ claim: ClaimedJob, _ end: JobEnd, webhook: OutboxEvent?, on connection: PostgresConnection) async throws -> String? {
+        let reason = end.reason.map { Self.reason(code: $0.code, message: $0.message, attempts: $0.attempts) }
         let rows: PostgresRowSequence
-        switch ending {
-        case .rejected(let code, let message):
-            let reason = Self.reason(code: code, message: message, attempts: claim.attempts)
+        switch end {
+        case .rejected, .failed:
             rows = try await connection.query("""
-                UPDATE ingestd_jobs SET state = 'rejected', reason = \(reason)::jsonb, lease_until = NULL,
+                UPDATE ingestd_jobs SET state = \(end.label), reason = \(reason)::jsonb, lease_until = NULL,
                        updated_at = now(), finished_at = now()
                  WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
                 RETURNING state
                 """, logger: logger)
-        case .retryable(let code, let message, let backoff, let maxAttempts):
-            let reason = Self.reason(code: code, message: message, attempts: claim.attempts)
+        case .retried(_, let after):
             rows = try await connection.query("""
                 UPDATE ingestd_jobs
-                   SET state = CASE WHEN attempts >= \(maxAttempts) THEN 'failed' ELSE 'queued' END,
-                       finished_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
-                       run_at = now() + make_interval(secs => \(backoff.seconds)), reason = \(reason)::jsonb,
+                   SET state = 'queued', run_at = now() + make_interval(secs => \(after.seconds)), reason = \(reason)::jsonb,
                        lease_until = NULL, updated_at = now()
                  WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
                 RETURNING state
@@ -230,21 +199,14 @@ public struct JobQueue: Sendable {
                  WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
                 RETURNING state
                 """, logger: logger)
+        case .published:
+            preconditionFailure("a publish is recorded by publish(_:output:manifest:event:_:)")
         }
         for try await state in rows.decode(String.self) {
-            let name: String
-            switch ending {
-            case .rejected: name = "rejected"
-            case .retryable: name = state == "failed" ? "failed" : "retry"
-            case .released: name = "released"
-            }
-            var data = ["attempt": "\(claim.attempts)"]
-            if case .rejected(let code, _) = ending { data["code"] = code }
-            if case .retryable(let code, _, _, _) = ending { data["code"] = code }
-            try await event(claim.id, name, data, on: connection)
-            if let webhook, webhook.type == "upload.\(state)" {
-                try await QueueOutbox.insert(webhook, job: claim.id, on: connection, logger: logger)
-            }
+            var data = ["attempt": "\(claim.attempt)"]
+            if let reason = end.reason { data["code"] = reason.code }
+            try await event(claim.id, end.label == "retried" ? "retry" : end.label, data, on: connection)
+            if let webhook { try await QueueOutbox.insert(webhook, job: claim.id, on: connection, logger: logger) }
             if state == "queued" { try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
             return state
         }

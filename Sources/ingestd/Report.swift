@@ -36,6 +36,15 @@ enum Report {
         return ExitCode(status.rawValue)
     }
 
+    /// `body`'s value, or its error reported (to stderr) as the exit code it maps to.
+    static func catching<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw fail(error, json: false)
+        }
+    }
+
     static func summary(_ manifest: ReadyManifest, out: String) {
         var lines = ["published \(out)  (\(String(format: "%.2f", manifest.durationSeconds)) s, \(manifest.width)x\(manifest.height), "
             + "\(String(format: "%.1f", manifest.timings.wallSeconds)) s wall, \(String(format: "%.2f", manifest.timings.speed))x realtime)"]

@@ -4,6 +4,7 @@ import Foundation
 import Ingest
 import Logging
 import ServiceLifecycle
+import Transcode
 import Webhooks
 
 struct WorkerCommand: AsyncParsableCommand {
@@ -38,94 +39,37 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @OptionGroup var databaseOption: DatabaseOption
 
-    @OptionGroup var webhookOption: WebhookOption
-
-    @Option(help: ArgumentHelp("CDN root on shared storage; each job is published as CDN/<id>/.", valueName: "dir"))
-    var cdn: String
-
-    @Option(help: "Jobs run at once (default: half the cores, at least 1).")
-    var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    @OptionGroup var options: WorkerOptions
 
     @Option(help: "Seconds a claim stays valid without a heartbeat.")
     var lease: Double = 60
 
-    @Option(help: "Attempts before a job whose attempts crash, time out or fail goes to `failed`.")
-    var maxAttempts: Int = 3
-
-    @Option(help: "Wall-clock limit of one job attempt, in seconds.")
-    var jobTimeout: Double = 600
-
-    @Option(help: "Address-space limit of a job process, in MiB.")
-    var jobMemoryMb: Int = 8192
-
-    @Option(help: "Seconds running jobs may go on after SIGTERM.")
-    var grace: Double = 30
-
-    @Option(help: "First retry delay in seconds; doubles with each attempt.")
-    var backoff: Double = 5
-
     @Option(help: "Seconds between queue checks when no notification arrives.")
     var poll: Double = 2
 
-    @Option(help: ArgumentHelp("Serve /metrics, /healthz and /readyz on this address.", valueName: "addr:port"))
-    var http: String?
-
-    @Option(help: "Log format: text or json.")
-    var logFormat: LogFormat = .text
-
     func validate() throws {
-        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard options.jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         guard lease >= 1 else { throw ValidationError("--lease must be at least 1 second") }
-        guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
-        guard jobTimeout > 0, grace >= 0, backoff >= 0, poll > 0 else {
-            throw ValidationError("--job-timeout and --poll must be positive, --grace and --backoff not negative")
-        }
-        if let http { _ = try Self.address(http) }
-    }
-
-    static func address(_ text: String) throws -> (host: String, port: Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
-            throw ValidationError("--http must be ADDR:PORT, e.g. 127.0.0.1:9464")
-        }
-        return (String(text[..<colon]), port)
+        guard poll > 0 else { throw ValidationError("--poll must be positive") }
     }
 
     func run() async throws {
         let database = try databaseOption.resolve()
-        let logger = Log.make(label: "ingestd.worker", format: logFormat, defaultLevel: .info)
-        let endpoint: WebhookEndpoint?
-        do {
-            endpoint = try webhookOption.endpoint()
-        } catch {
-            throw Report.fail(error, json: false)
-        }
-        let runner = JobRunner(executable: Executable.path, presetArgument: "default", timeoutSeconds: jobTimeout,
-                               limits: ChildLimits(memoryMB: jobMemoryMb, cpuSeconds: Int(jobTimeout * 4)))
+        let logger = Log.make(label: "ingestd.worker", format: options.logFormat, defaultLevel: .info)
+        let endpoint = try Report.catching { try options.webhookOption.endpoint() }
         let client = database.makeClient(logger: logger)
-        let metrics = FleetMetrics()
-        var configuration = WorkerConfiguration(
-            cdn: URL(fileURLWithPath: cdn).standardizedFileURL.path, runner: runner, jobs: jobs, lease: .seconds(lease),
-            maxAttempts: maxAttempts, backoff: .seconds(backoff), grace: .seconds(grace), poll: .seconds(poll))
-        configuration.webhooks = endpoint != nil
-        let worker = QueueWorker(configuration: configuration, queue: JobQueue(client: client, logger: logger),
-                                 metrics: metrics, logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: client),
-            .init(service: worker, successTerminationBehavior: .gracefullyShutdownGroup,
-                  failureTerminationBehavior: .gracefullyShutdownGroup),
-        ]
+        let metrics = WorkerMetrics()
+        let configuration = options.configuration(preset: .builtIn, presetArgument: "default", lease: .seconds(lease), poll: .seconds(poll))
+        let store = PostgresStore(queue: JobQueue(client: client, logger: logger), lease: configuration.lease,
+                                  maxAttempts: options.maxAttempts, cdn: configuration.cdn, webhooks: configuration.webhooks)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client)]
         if let endpoint {
             services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger), logger: logger)))
         }
-        if let http {
-            let (host, port) = try Self.address(http)
-            services.append(.init(service: HealthServer.make(host: host, port: port, metrics: metrics,
-                                                             readyWindow: .seconds(max(10, poll * 5, lease / 2)), logger: logger)))
-        }
-        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
-                                                      logger: logger))
+        services.append(.init(service: JobWorker(store: store, configuration: configuration, metrics: metrics, logger: logger),
+                              successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup))
         do {
-            try await group.run()
+            try await options.run(services, metrics: metrics, readyWindow: .seconds(max(10, poll * 5, lease / 2)), logger: logger)
         } catch {
             throw Report.fail(QueueUnavailable(database: database, error: error), json: false)
         }

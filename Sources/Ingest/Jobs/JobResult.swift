@@ -2,7 +2,7 @@ import Foundation
 import Transcode
 
 /// What a job child process reports in `work/<id>/result.json` before it exits.
-public struct JobResult: Codable, Sendable {
+public struct JobResult: Codable, Sendable, Equatable {
     public var ok: Bool
     /// Error code (`corrupt_input`, `too_long`, …) when not ok.
     public var code: String?

@@ -11,4 +11,6 @@ public struct JobRecord: Codable, Sendable, Equatable {
     /// Earliest time of the next attempt (exponential backoff).
     public var notBefore: Date?
     public var lastError: String?
+    /// The fencing token of the latest claim (absent in records written before tokens).
+    public var token: Int64?
 }

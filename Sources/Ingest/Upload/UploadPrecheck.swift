@@ -17,6 +17,17 @@ public enum UploadPrecheck {
         check(RawPath(bytes: Array(path.utf8CString)), display: path, limits: limits)
     }
 
+    /// The refusal for a job's input, or nil when it may be run.
+    public static func check(_ input: TranscodeJob.Input, limits: Preset.Limits) -> Refusal? {
+        switch input {
+        case .path(let path):
+            return check(path, limits: limits)
+        case .soleEntry(let holder):
+            guard let raw = RawPath.entries(of: holder).first else { return Refusal(code: "missing", message: "\(holder): vanished") }
+            return check(RawPath(holder, raw), display: "\(holder)/\(String(decoding: raw, as: UTF8.self))", limits: limits)
+        }
+    }
+
     static func check(_ path: RawPath, display input: String, limits: Preset.Limits) -> Refusal? {
         guard let info = path.lstat() else { return Refusal(code: "missing", message: "\(input): no such file or directory") }
         let mode = info.st_mode & S_IFMT

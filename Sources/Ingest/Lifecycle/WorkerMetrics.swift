@@ -2,18 +2,24 @@ import Foundation
 import Prometheus
 import Synchronization
 
-/// The worker's metrics in a Prometheus registry (served on `/metrics`): jobs by result, job
-/// duration and realtime factor, queue depth, jobs in flight, lease losses.
-public final class FleetMetrics: Sendable {
+/// A worker's metrics in one Prometheus registry, whatever its store: served on `/metrics`
+/// (`--http`) and, for the spool, rewritten atomically into `metrics.prom` after every change
+/// (node_exporter's textfile collector). Jobs are counted by ``JobEnd/label``.
+public final class WorkerMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
+    private let textfile: String?
     private let duration: ValueHistogram
     private let realtime: ValueHistogram
     private let depth: Gauge
     private let running: Gauge
     private let leaseLosses: Counter
+    private let watchOverflows: Counter
+    private let rescanFinds: Counter
     private let lastReachable = Mutex(ContinuousClock.now - .seconds(3600))
 
-    public init() {
+    /// `textfile`: where to keep a copy of the exposition (the spool's `metrics.prom`).
+    public init(textfile: String? = nil) {
+        self.textfile = textfile
         duration = registry.makeValueHistogram(
             descriptor: .init(namespace: "ingestd", metricName: "job_duration", unitName: "seconds",
                               helpText: "Wall time of a job attempt"),
@@ -23,13 +29,21 @@ public final class FleetMetrics: Sendable {
                               helpText: "Seconds of video transcoded per second of wall time"),
             labels: [], buckets: [0.25, 0.5, 1, 2, 4, 8, 16])
         depth = registry.makeGauge(descriptor: .init(namespace: "ingestd", metricName: "queue", unitName: "depth",
-                                                     helpText: "Jobs queued in the database"), labels: [])
+                                                     helpText: "Jobs waiting to be claimed"), labels: [])
         running = registry.makeGauge(descriptor: .init(namespace: "ingestd", metricName: "jobs", unitName: "in_flight",
                                                        helpText: "Jobs this worker runs now"), labels: [])
         leaseLosses = registry.makeCounter(descriptor: .init(namespace: "ingestd", metricName: "lease_losses", unitName: "total",
                                                              helpText: "Leases that expired (rescued) or were lost by this worker"),
                                            labels: [])
-        for result in ["published", "rejected", "failed", "retried", "lease_lost"] { _ = jobs(result) }
+        watchOverflows = registry.makeCounter(
+            descriptor: .init(namespace: "ingestd", metricName: "spool_watch_overflows", unitName: "total",
+                              helpText: "Times inotify's event queue overflowed on incoming/"), labels: [])
+        rescanFinds = registry.makeCounter(
+            descriptor: .init(namespace: "ingestd", metricName: "spool_rescan_found", unitName: "total",
+                              helpText: "Uploads found only by the rescan of incoming/, with no inotify event for them (non-zero: a watcher bug)"),
+            labels: [])
+        for result in JobEnd.labels { _ = jobs(result) }
+        flush()
     }
 
     private func jobs(_ result: String) -> Counter {
@@ -42,15 +56,46 @@ public final class FleetMetrics: Sendable {
         jobs(result).increment()
         duration.record(seconds)
         if let realtimeFactor { realtime.record(realtimeFactor) }
+        flush()
     }
 
-    func queueDepth(_ count: Int) { depth.set(Double(count)) }
-    func inFlight(_ count: Int) { running.set(Double(count)) }
-    func leasesLost(_ count: Int) { leaseLosses.increment(by: Int64(count)) }
-    func databaseReachable() { lastReachable.withLock { $0 = .now } }
+    func queueDepth(_ count: Int) {
+        depth.set(Double(count))
+        flush()
+    }
 
-    /// Whether the database answered within `window`.
+    func inFlight(_ count: Int) {
+        running.set(Double(count))
+        flush()
+    }
+
+    func leasesLost(_ count: Int) {
+        leaseLosses.increment(by: Int64(count))
+        flush()
+    }
+
+    func watchOverflowed() {
+        watchOverflows.increment()
+        flush()
+    }
+
+    func foundByRescan() {
+        rescanFinds.increment()
+        flush()
+    }
+
+    func storeReachable() { lastReachable.withLock { $0 = .now } }
+
+    /// Whether the job store (the database) answered within `window`.
     public func isReady(within window: Duration) -> Bool {
         lastReachable.withLock { ContinuousClock.now - $0 <= window }
+    }
+
+    private func flush() {
+        guard let textfile else { return }
+        let temporary = "\(textfile).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        if (try? Data(registry.emitToString().utf8).write(to: URL(fileURLWithPath: temporary))) != nil {
+            rename(temporary, textfile)
+        }
     }
 }

@@ -1,0 +1,127 @@
+import Foundation
+import Ingest
+import Logging
+import PostgresNIO
+
+/// The fleet's jobs in PostgreSQL (see ``JobQueue``): claims with `FOR UPDATE SKIP LOCKED`,
+/// leases renewed by the worker and rescued once expired, ends recorded in one transaction with
+/// their event and webhook, new work announced by `NOTIFY`.
+public struct PostgresStore: JobStore {
+    public let queue: JobQueue
+    /// This worker's name in the job rows (`host/pid`).
+    let worker: String
+    let lease: Duration
+    /// For the rescue: a job whose lease ran out on its last attempt is failed.
+    let maxAttempts: Int
+    /// Where jobs are published (the job row's `output`).
+    let cdn: String
+    /// Whether the rescue records `upload.failed` webhooks (give every worker the same setting).
+    let webhooks: Bool
+
+    public init(queue: JobQueue, worker: String = Self.defaultWorkerName, lease: Duration, maxAttempts: Int, cdn: String, webhooks: Bool) {
+        self.queue = queue
+        self.worker = worker
+        self.lease = lease
+        self.maxAttempts = maxAttempts
+        self.cdn = cdn
+        self.webhooks = webhooks
+    }
+
+    public static var defaultWorkerName: String { "\(ProcessInfo.processInfo.hostName)/\(getpid())" }
+
+    public func prepare() async throws {
+        try await described { try await QueueSchema.migrate(queue.client, logger: queue.logger) }
+    }
+
+    /// Waits on LISTEN, reconnecting with backoff when the connection drops.
+    public func listen(_ wake: @escaping @Sendable () -> Void) async {
+        var delay = Duration.milliseconds(200)
+        while !Task.isCancelled {
+            do {
+                try await queue.client.withConnection { connection in
+                    try await connection.listen(on: JobQueue.channel) { notifications in
+                        delay = .milliseconds(200)
+                        wake()  // catch up with anything queued while not listening
+                        for try await _ in notifications { wake() }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                queue.logger.debug("listen failed; reconnecting", metadata: ["error": "\(describeDatabaseError(error))", "in": "\(delay)"])
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(10))
+        }
+    }
+
+    public func claim(limit: Int) async throws -> [ClaimedJob] {
+        try await described {
+            var claimed: [ClaimedJob] = []
+            while claimed.count < limit, let job = try await queue.claim(worker: worker, lease: lease) { claimed.append(job) }
+            return claimed
+        }
+    }
+
+    public func renew(_ job: ClaimedJob) async throws -> Bool {
+        try await described { try await queue.heartbeat(job, lease: lease) }
+    }
+
+    public func finish(_ job: ClaimedJob, _ end: JobEnd, webhook: @escaping @Sendable (JobEnd) -> OutboxEvent?,
+                       publish: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+        do {
+            return try await described {
+                guard case .published(let result) = end else {
+                    return try await queue.finish(job, end, event: webhook(end)) != nil
+                }
+                let output = "\(cdn)/\(job.id)"
+                let manifest = FileManager.default.contents(atPath: "\(output)/manifest.json")
+                    ?? result.staging.flatMap { FileManager.default.contents(atPath: "\($0)/manifest.json") } ?? Data("{}".utf8)
+                try await queue.publish(job, output: output, manifest: String(decoding: manifest, as: UTF8.self), event: webhook(end), publish)
+                return true
+            }
+        } catch is JobQueue.FenceLost {
+            return false
+        }
+    }
+
+    public func rescue(now: Date) async throws -> [String] {
+        try await described { try await queue.rescueExpiredLeases(maxAttempts: maxAttempts, webhooks: webhooks) }
+    }
+
+    public func status() async throws -> JobStoreStatus {
+        try await described {
+            var status = JobStoreStatus()
+            let rows = try await queue.client.query("SELECT state, count(*)::bigint FROM ingestd_jobs GROUP BY state", logger: queue.logger)
+            for try await (state, count) in rows.decode((String, Int64).self) {
+                switch state {
+                case "queued": status.queued = Int(count)
+                case "running": status.running = Int(count)
+                case "published": status.published = Int(count)
+                case "rejected": status.rejected = Int(count)
+                case "failed": status.failed = Int(count)
+                default: break
+                }
+            }
+            return status
+        }
+    }
+
+    public func depth() async throws -> Int {
+        try await described {
+            let rows = try await queue.client.query("SELECT count(*)::bigint FROM ingestd_jobs WHERE state = 'queued'", logger: queue.logger)
+            for try await count in rows.decode(Int64.self) { return Int(count) }
+            return 0
+        }
+    }
+
+    /// Runs `body`, turning a database error into a one-line ``QueueError`` (fence losses pass).
+    private func described<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let lost as JobQueue.FenceLost {
+            throw lost
+        } catch {
+            throw QueueError(description: describeDatabaseError(error))
+        }
+    }
+}

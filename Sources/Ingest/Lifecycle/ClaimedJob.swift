@@ -1,0 +1,27 @@
+import Foundation
+
+/// A job a worker holds: what to run, and the fencing token that proves it still holds it.
+/// Every claim of a job gets a larger token; a store records nothing for a token it no longer
+/// holds.
+public struct ClaimedJob: Sendable, Equatable {
+    public var id: String
+    /// The fencing token of this attempt.
+    public var token: Int64
+    /// This attempt's number, 1 for the first (released attempts do not count).
+    public var attempt: Int
+    public var input: TranscodeJob.Input
+    /// The preset as canonical JSON when the job carries its own (the queue's); nil: the worker's.
+    public var preset: String?
+    /// Where the job process leaves its result and progress (the spool's `work/<id>/`, which
+    /// `status` reads); nil: a private scratch directory.
+    public var directory: String?
+
+    public init(id: String, token: Int64, attempt: Int, input: TranscodeJob.Input, preset: String? = nil, directory: String? = nil) {
+        self.id = id
+        self.token = token
+        self.attempt = attempt
+        self.input = input
+        self.preset = preset
+        self.directory = directory
+    }
+}

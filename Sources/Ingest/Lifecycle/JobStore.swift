@@ -1,0 +1,63 @@
+import Foundation
+
+/// Where jobs wait and how their ends are recorded: everything of a job's lifecycle that
+/// depends on the storage, and nothing else (the rest is ``JobWorker``'s, once). Two stores:
+/// ``SpoolStore`` (directories, `flock`, the attempt count on disk) and the fleet's
+/// `PostgresStore` (`SKIP LOCKED` claims, leases, `NOTIFY`). As in River or Oban, the store
+/// is the engine and the worker the lifecycle.
+public protocol JobStore: Sendable {
+    /// Makes the store usable (directories, schema); called once before the first claim.
+    func prepare() async throws
+    /// Calls `wake` whenever new work may be due, until cancelled (LISTEN/NOTIFY); the worker
+    /// also polls, so a store without notifications returns at once.
+    func listen(_ wake: @escaping @Sendable () -> Void) async
+    /// Claims up to `limit` due jobs, each with a new fencing token.
+    func claim(limit: Int) async throws -> [ClaimedJob]
+    /// Extends the job's lease; false when the token no longer holds (the job was given away).
+    func renew(_ job: ClaimedJob) async throws -> Bool
+    /// Records how the attempt ended, only while its token holds, and returns whether it did.
+    /// For ``JobEnd/published`` `publish` (the rename into the CDN) runs after the token was
+    /// checked and before the end is recorded, while no other attempt can take the job; a
+    /// throw from it records nothing. `webhook` makes the event recorded with the end (at least
+    /// once), from the end as the store records it.
+    func finish(_ job: ClaimedJob, _ end: JobEnd, webhook: @escaping @Sendable (JobEnd) -> OutboxEvent?,
+                publish: @escaping @Sendable () async throws -> Void) async throws -> Bool
+    /// Returns jobs whose lease ran out to the queue (ending those out of attempts as failed);
+    /// returns their ids.
+    func rescue(now: Date) async throws -> [String]
+    /// How many jobs are in each state.
+    func status() async throws -> JobStoreStatus
+    /// Jobs waiting to be claimed (the queue-depth metric, measured at every upkeep).
+    func depth() async throws -> Int
+    /// Notes an attempt's progress where operators read it (the spool's event log).
+    func progress(_ job: ClaimedJob, _ progress: JobProgress) async
+}
+
+extension JobStore {
+    /// Gives the job back without charging an attempt (drain, host not ready).
+    public func release(_ job: ClaimedJob) async throws -> Bool {
+        try await finish(job, .released, webhook: { _ in nil }) {}
+    }
+
+    public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {}
+
+    public func depth() async throws -> Int { try await status().queued }
+}
+
+/// Jobs by state, in ``JobEnd``'s words plus the two live states.
+public struct JobStoreStatus: Sendable, Equatable, Codable {
+    /// Waiting to be claimed (due or backing off).
+    public var queued: Int
+    public var running: Int
+    public var published: Int
+    public var rejected: Int
+    public var failed: Int
+
+    public init(queued: Int = 0, running: Int = 0, published: Int = 0, rejected: Int = 0, failed: Int = 0) {
+        self.queued = queued
+        self.running = running
+        self.published = published
+        self.rejected = rejected
+        self.failed = failed
+    }
+}

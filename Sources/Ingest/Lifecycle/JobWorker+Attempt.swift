@@ -1,0 +1,201 @@
+import Foundation
+import Logging
+import Transcode
+
+/// One attempt of a claimed job, start to end.
+extension JobWorker {
+    nonisolated func process(_ job: ClaimedJob) async {
+        let log = logger.with(["id": "\(job.id)", "attempt": "\(job.attempt)"])
+        let started = ContinuousClock.now
+        let output = "\(configuration.cdn)/\(job.id)"
+        let lease = StopFlag()  // set once this attempt's lease is lost
+        // The lease is renewed until the end is recorded, not only while the job process runs.
+        let heartbeat = Task { await keepLease(job, lost: lease, log: log) }
+        log.info("job started", metadata: ["input": "\(job.input.description)"])
+        let end = await attempt(job, output: output, lease: lease, log: log)
+        let seconds = (ContinuousClock.now - started).seconds
+        // A job process that was stopped or killed cannot remove its staging; only this
+        // attempt's own is removed (a newer attempt's may be beside it).
+        if case .published = end {} else { removeOwnStaging(job, output: output) }
+        if lease.value {
+            removeOwnStaging(job, output: output)
+            metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
+            log.warning("lease lost: the job was given to another worker; nothing published, staging removed")
+        } else {
+            await record(end, of: job, output: output, seconds: seconds, log: log)
+        }
+        heartbeat.cancel()
+        await finished(job.id)
+    }
+
+    /// Runs the attempt (unless an earlier one already published, or the pre-check refuses the
+    /// upload) and says how it ended.
+    private nonisolated func attempt(_ job: ClaimedJob, output: String, lease: StopFlag, log: Logger) async -> JobEnd {
+        let scratch: PrivateDirectory?
+        do {
+            scratch = job.directory == nil || job.preset != nil ? try PrivateDirectory(prefix: "ingestd-job-") : nil
+        } catch {
+            return configuration.retry.end(attempt: job.attempt, Reason(code: "internal", message: "cannot prepare the job: \(error)", attempts: job.attempt))
+        }
+        let directory = job.directory ?? scratch!.path
+        if FileManager.default.fileExists(atPath: "\(output)/manifest.json") {
+            // Published by an earlier attempt whose worker died before recording it.
+            return .published(JSONFile.read(JobResult.self, from: "\(directory)/result.json") ?? JobResult(ok: true))
+        }
+        var runner = configuration.runner
+        var limits = configuration.preset.limits
+        if let json = job.preset, let scratch {
+            let path = "\(scratch.path)/preset.json"
+            do {
+                limits = try Preset.decode(Data(json.utf8), source: "job \(job.id)").limits
+                try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+            } catch {
+                return .rejected(Reason(code: "bad_preset", message: "\(error)", attempts: job.attempt))
+            }
+            runner.presetArgument = path
+        }
+        if let refusal = UploadPrecheck.check(job.input, limits: limits) {
+            return .rejected(Reason(code: refusal.code, message: refusal.message, attempts: job.attempt))
+        }
+        removeStaging(of: job.id, before: job.token)
+        let progress = Task { await reportProgress(job, path: "\(directory)/progress.json") }
+        defer { progress.cancel() }
+        let stop = stopFlag
+        let outcome = await runner.run(input: job.input, output: output, jobDirectory: directory, stageOnly: true,
+                                       attempt: job.token) { stop.value || lease.value }
+        switch outcome {
+        case .published(let result): return .published(result)
+        case .rejected(let code, let message): return .rejected(Reason(code: code, message: message, attempts: job.attempt))
+        case .retryable(let code, let message):
+            return configuration.retry.end(attempt: job.attempt, Reason(code: code, message: message, attempts: job.attempt))
+        case .interrupted: return .released
+        }
+    }
+
+    /// Records the end, retrying while the store is unreachable (for at most the lease: after
+    /// that the job belongs to whoever rescues it).
+    private nonisolated func record(_ end: JobEnd, of job: ClaimedJob, output: String, seconds: Double, log: Logger) async {
+        let deadline = ContinuousClock.now + configuration.lease
+        var delay = Duration.milliseconds(200)
+        let staging: String? = if case .published(let result) = end { result.staging } else { nil }
+        let webhook: @Sendable (JobEnd) -> OutboxEvent?
+        if configuration.webhooks {
+            webhook = webhookEvent(job, output: output, staging: staging)
+        } else {
+            webhook = { _ in nil }
+        }
+        while true {
+            do {
+                let recorded = try await store.finish(job, end, webhook: webhook) {
+                    guard let staging else { return }  // already in place (an earlier attempt's rename)
+                    let staged = StagedDirectory(destination: output, staging: staging)
+                    if FileManager.default.fileExists(atPath: "\(output)/manifest.json") {
+                        staged.discard()
+                    } else {
+                        try staged.publish(synced: true)  // the job process flushed it
+                    }
+                }
+                guard recorded else {
+                    if let staging { try? FileManager.default.removeItem(atPath: staging) }
+                    metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
+                    log.warning("lease lost before recording the end: nothing published or recorded, staging removed")
+                    return
+                }
+                var speed: Double?
+                if case .published(let result) = end { speed = result.speed }
+                metrics.jobEnded(result: end.label, seconds: seconds, realtimeFactor: speed)
+                let metadata: Logger.Metadata = end.reason.map { ["code": "\($0.code)", "message": "\($0.message)"] } ?? ["output": "\(output)"]
+                switch end {
+                case .published, .released: log.info("\(end.label)", metadata: metadata)
+                case .rejected, .retried: log.warning("\(end.label)", metadata: metadata)
+                case .failed: log.error("failed", metadata: metadata)
+                }
+                return
+            } catch {
+                guard ContinuousClock.now + delay < deadline else {
+                    if let staging { try? FileManager.default.removeItem(atPath: staging) }
+                    log.error("cannot record the job's end; its lease will expire and it will run again", metadata: ["error": "\(error)"])
+                    return
+                }
+                log.warning("job store unreachable while recording; retrying", metadata: ["error": "\(error)"])
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    log.warning("stopped before the job's end was recorded; its lease will expire and it will run again")
+                    return
+                }
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+
+    /// The webhook of an end as the store records it (its reason's message may name where the
+    /// store files the upload): `upload.published`, `upload.rejected` or `upload.failed`.
+    private nonisolated func webhookEvent(_ job: ClaimedJob, output: String, staging: String?) -> @Sendable (JobEnd) -> OutboxEvent? {
+        { end in
+            switch end {
+            case .published:
+                let manifest = FileManager.default.contents(atPath: "\(output)/manifest.json")
+                    ?? staging.flatMap { FileManager.default.contents(atPath: "\($0)/manifest.json") }
+                return UploadEvent.published(job: job.id, manifest: manifest)
+            case .rejected(let reason), .failed(let reason):
+                return UploadEvent.refused("upload.\(end.label)", job: job.id, uploadID: Upload.declaredID(of: job.input),
+                                           code: reason.code, message: reason.message, attempts: reason.attempts)
+            case .retried, .released:
+                return nil
+            }
+        }
+    }
+
+    /// Renews the lease every third of it. A renewal refused means the job was given away;
+    /// renewals that keep failing for a whole lease mean it may have been: either way the job
+    /// process is stopped (`lost` is set).
+    private nonisolated func keepLease(_ job: ClaimedJob, lost: StopFlag, log: Logger) async {
+        let every = configuration.lease / 3
+        var lastRenewal = ContinuousClock.now
+        while !Task.isCancelled {
+            try? await Task.sleep(for: every)
+            if Task.isCancelled { return }
+            do {
+                if try await store.renew(job) {
+                    lastRenewal = .now
+                    metrics.storeReachable()
+                } else {
+                    lost.set()
+                    metrics.leasesLost(1)
+                    log.warning("lease lost (the job belongs to another attempt now): stopping the job process")
+                    return
+                }
+            } catch {
+                if ContinuousClock.now - lastRenewal >= configuration.lease {
+                    lost.set()
+                    log.warning("lease not renewed for a whole lease period: stopping the job process", metadata: ["error": "\(error)"])
+                    return
+                }
+            }
+        }
+    }
+
+    private nonisolated func reportProgress(_ job: ClaimedJob, path: String) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(2))
+            if let progress = JSONFile.read(JobProgress.self, from: path) { await store.progress(job, progress) }
+        }
+    }
+
+    /// Staging directories of earlier attempts of this job (their owners lost the job, or were
+    /// killed; a newer attempt cannot exist while this one holds the job).
+    private nonisolated func removeStaging(of id: String, before token: Int64) {
+        let prefix = StagedDirectory.stagingPrefix(of: id)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: configuration.cdn)) ?? [] where name.hasPrefix(prefix) {
+            let suffix = name.dropFirst(prefix.count)
+            if let attempt = suffix.hasPrefix("t") ? Int64(suffix.dropFirst()) : nil, attempt >= token { continue }
+            try? FileManager.default.removeItem(atPath: "\(configuration.cdn)/\(name)")
+        }
+    }
+
+    /// This attempt's staging, if its job process left one.
+    private nonisolated func removeOwnStaging(_ job: ClaimedJob, output: String) {
+        try? FileManager.default.removeItem(atPath: "\(configuration.cdn)/\(StagedDirectory.stagingPrefix(of: job.id))t\(job.token)")
+    }
+}

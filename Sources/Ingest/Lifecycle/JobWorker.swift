@@ -1,0 +1,121 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// The job lifecycle, once for every store: claims as many jobs as it has free slots, runs each
+/// attempt in a job process that only stages its output, renews the lease while it runs,
+/// publishes the staging into `CDN/<id>/` under the job's fencing token and records the end
+/// (``JobEnd``) with its event and webhook. Retries follow one ``RetryPolicy``. On graceful
+/// shutdown it stops claiming, lets running jobs finish within the grace period, then stops
+/// them and releases their jobs uncharged.
+public actor JobWorker: Service {
+    let store: any JobStore
+    let configuration: JobWorkerConfiguration
+    let metrics: WorkerMetrics
+    let logger: Logger
+    private var running: Set<String> = []
+    private var draining = false
+    /// When expired leases were last rescued and the queue depth last measured.
+    private var lastUpkeep: ContinuousClock.Instant?
+    private let wakeups: AsyncStream<Void>
+    private let wakeup: AsyncStream<Void>.Continuation
+    /// Set once the grace period is over: job processes are stopped and their jobs released.
+    nonisolated let stopFlag = StopFlag()
+
+    public init(store: any JobStore, configuration: JobWorkerConfiguration, metrics: WorkerMetrics, logger: Logger) {
+        self.store = store
+        self.configuration = configuration
+        self.metrics = metrics
+        self.logger = logger
+        (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// New work may be due (a producer queued some): claim now rather than at the next poll.
+    public nonisolated func wake() { wakeup.yield() }
+
+    public func run() async throws {
+        try await store.prepare()
+        try FileManager.default.createDirectory(atPath: configuration.cdn, withIntermediateDirectories: true)
+        metrics.storeReachable()
+        let listener = Task { [store, wakeup] in await store.listen { wakeup.yield() } }
+        let ticker = Task { [wakeup, poll = configuration.poll] in
+            while !Task.isCancelled {
+                wakeup.yield()
+                try? await Task.sleep(for: poll)
+            }
+        }
+        logger.info("worker started", metadata: ["cdn": "\(configuration.cdn)", "jobs": "\(configuration.jobs)"])
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                for await _ in wakeups {
+                    if draining { break }
+                    for job in await nextClaims() {
+                        group.addTask { await self.process(job) }
+                    }
+                }
+                let deadline = Task { [grace = configuration.grace] in
+                    try await Task.sleep(for: grace)
+                    self.stopInFlight()
+                }
+                await group.waitForAll()
+                deadline.cancel()
+            }
+        } onGracefulShutdown: {
+            Task { await self.beginDrain() }
+        }
+        ticker.cancel()
+        listener.cancel()
+        logger.info("worker stopped")
+    }
+
+    private func beginDrain() {
+        guard !draining else { return }
+        draining = true
+        logger.info("shutting down: no new claims, waiting for jobs in flight", metadata: ["inFlight": "\(running.count)"])
+        wakeup.yield()
+    }
+
+    private nonisolated func stopInFlight() {
+        stopFlag.set()
+        logger.warning("grace period over: stopping jobs in flight; they go back to the queue")
+    }
+
+    /// Claims as many due jobs as there are free slots (no store call at all when none is free);
+    /// every quarter lease (at least every `poll`), also rescues expired leases and measures the
+    /// queue's depth.
+    private func nextClaims() async -> [ClaimedJob] {
+        var claims: [ClaimedJob] = []
+        let upkeepEvery = max(configuration.poll, configuration.lease / 4)
+        let upkeepDue = lastUpkeep.map { ContinuousClock.now - $0 >= upkeepEvery } ?? true
+        guard upkeepDue || running.count < configuration.jobs else { return [] }
+        do {
+            if upkeepDue {
+                lastUpkeep = .now
+                let rescued = try await store.rescue(now: Date())
+                if !rescued.isEmpty {
+                    metrics.leasesLost(rescued.count)
+                    logger.warning("leases expired: jobs back in the queue", metadata: ["ids": "\(rescued)"])
+                }
+                metrics.queueDepth(try await store.depth())
+            }
+            if !draining, running.count < configuration.jobs {
+                for job in try await store.claim(limit: configuration.jobs - running.count) where !running.contains(job.id) {
+                    claims.append(job)
+                    running.insert(job.id)
+                }
+            }
+            metrics.storeReachable()
+        } catch {
+            lastUpkeep = nil
+            logger.warning("job store unreachable; will retry", metadata: ["error": "\(error)"])
+        }
+        metrics.inFlight(running.count)
+        return claims
+    }
+
+    func finished(_ id: String) {
+        running.remove(id)
+        metrics.inFlight(running.count)
+        wakeup.yield()
+    }
+}

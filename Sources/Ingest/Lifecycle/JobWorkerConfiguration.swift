@@ -1,0 +1,36 @@
+import Foundation
+import Transcode
+
+/// How a ``JobWorker`` runs, whatever its store.
+public struct JobWorkerConfiguration: Sendable {
+    /// Where each job is published, as `CDN/<id>/`.
+    public var cdn: String
+    /// Runs each attempt in a job process.
+    public var runner: JobRunner
+    /// The preset of jobs that carry none (the spool's), and its limits for the pre-check.
+    public var preset: Preset
+    /// Jobs run at once.
+    public var jobs: Int
+    /// How long a claim stays valid without a renewal (renewed every third of it).
+    public var lease: Duration
+    public var retry: RetryPolicy
+    /// On SIGTERM, how long running jobs may go on before they are stopped and released.
+    public var grace: Duration
+    /// Claims are tried at least this often (notifications wake the worker sooner); expired
+    /// leases are rescued at this pace too (or every quarter lease, if longer).
+    public var poll: Duration
+    /// Record a webhook event with every job's end.
+    public var webhooks = false
+
+    public init(cdn: String, runner: JobRunner, preset: Preset, jobs: Int, lease: Duration = .seconds(60),
+                retry: RetryPolicy, grace: Duration, poll: Duration = .seconds(1)) {
+        self.cdn = cdn
+        self.runner = runner
+        self.preset = preset
+        self.jobs = jobs
+        self.lease = lease
+        self.retry = retry
+        self.grace = grace
+        self.poll = poll
+    }
+}

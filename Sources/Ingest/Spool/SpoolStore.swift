@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+
+/// The spool's jobs, `work/<id>/`: a job is queued while no process holds its `flock` and
+/// claimed by taking it. The lock is the lease: it dies with its holder, so a dead worker's
+/// jobs are claimable at once and ``rescue(now:)`` has nothing to do. Every claim writes a
+/// larger token into `job.json`; an end is filed, after its event (`events.ndjson`) and webhook
+/// (the outbox), by renaming the job directory into `archive/`, `rejected/` or `failed/`.
+public final class SpoolStore: JobStore {
+    public let spool: Spool
+    let events: EventLog
+    let outbox: Outbox?
+    /// Where jobs are published (named in the `published` event).
+    let cdn: String
+    /// The locks of the jobs this process holds, by id.
+    private let held = Mutex<[String: JobLock]>([:])
+
+    public init(layout: SpoolLayout, cdn: String, outbox: Outbox? = nil) {
+        spool = Spool(layout: layout)
+        self.cdn = cdn
+        events = EventLog(path: layout.events)
+        self.outbox = outbox
+    }
+
+    var layout: SpoolLayout { spool.layout }
+
+    public func prepare() async throws {
+        try layout.create()
+        try outbox?.create()
+    }
+
+    public func listen(_ wake: @escaping @Sendable () -> Void) async {}
+
+    public func claim(limit: Int) async throws -> [ClaimedJob] {
+        var claimed: [ClaimedJob] = []
+        for (initial, lock) in spool.adoptOrphans(limit: limit) {
+            var record = initial
+            record.token = (record.token ?? 0) + 1
+            try spool.update(record)
+            held.withLock { $0[record.id] = lock }
+            events.append("started", record.id, ["attempt": record.attempts + 1, "pid": Int(getpid())])
+            claimed.append(ClaimedJob(id: record.id, token: record.token!, attempt: record.attempts + 1,
+                                      input: .soleEntry(of: layout.upload(record.id)), directory: layout.job(record.id)))
+        }
+        return claimed
+    }
+
+    public func renew(_ job: ClaimedJob) async throws -> Bool { holds(job) != nil }
+
+    /// The job's record while this process holds its lock and `job`'s token is the latest.
+    private func holds(_ job: ClaimedJob) -> JobRecord? {
+        guard held.withLock({ $0[job.id] != nil }),
+              let record = JSONFile.read(JobRecord.self, from: "\(layout.job(job.id))/job.json"), record.token == job.token else { return nil }
+        return record
+    }
+
+    public func finish(_ job: ClaimedJob, _ end: JobEnd, webhook: @escaping @Sendable (JobEnd) -> OutboxEvent?,
+                       publish: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+        guard var record = holds(job) else { return false }
+        defer { held.withLock { $0.removeValue(forKey: job.id) }?.release() }
+        let filed = filed(end, id: job.id)
+        // Each event (log line, webhook) is written before the upload is filed: a crash between
+        // the two repeats the event on restart (at least once) rather than losing it.
+        switch filed {
+        case .published(let result):
+            try await publish()
+            events.append("published", job.id, ["output": "\(cdn)/\(job.id)", "duration": result.durationSeconds ?? 0])
+            try webhook(filed).map { try outbox?.record($0) }
+            try spool.finish(record, as: .archive)
+        case .rejected(let reason), .failed(let reason):
+            let state: SpoolLayout.State = filed.label == "rejected" ? .rejected : .failed
+            events.append(filed.label, job.id, ["code": reason.code, "message": reason.message, "attempts": reason.attempts])
+            try webhook(filed).map { try outbox?.record($0) }
+            record.attempts = reason.attempts
+            record.lastError = reason.message
+            try spool.finish(record, as: state, reason: reason)
+        case .retried(let reason, let after):
+            record.attempts = reason.attempts
+            record.lastError = reason.message
+            record.notBefore = Date().addingTimeInterval(after.seconds)
+            events.append("retry", job.id, ["code": reason.code, "message": reason.message, "attempts": reason.attempts, "delay": after.seconds])
+            try spool.update(record)
+        case .released:
+            events.append("interrupted", job.id, [:])
+        }
+        return true
+    }
+
+    /// `end` with its reason's message naming where the upload is filed, not `work/`.
+    private func filed(_ end: JobEnd, id: String) -> JobEnd {
+        func moved(_ reason: Reason, to state: SpoolLayout.State) -> Reason {
+            var reason = reason
+            reason.message = reason.message.replacingOccurrences(of: layout.job(id), with: layout.job(id, in: state))
+            return reason
+        }
+        switch end {
+        case .rejected(let reason): return .rejected(moved(reason, to: .rejected))
+        case .failed(let reason): return .failed(moved(reason, to: .failed))
+        default: return end
+        }
+    }
+
+    public func rescue(now: Date) async throws -> [String] { [] }
+
+    public func status() async throws -> JobStoreStatus {
+        func count(_ state: SpoolLayout.State) -> Int { Self.visibleEntries(layout.directory(state)).count }
+        let work = Self.visibleEntries(layout.directory(.work))
+        let running = work.filter { JobLock.isHeld(directory: layout.job($0)) }.count
+        return JobStoreStatus(queued: work.count - running + Self.visibleEntries(layout.incoming).count, running: running,
+                              published: count(.archive), rejected: count(.rejected), failed: count(.failed))
+    }
+
+    public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {
+        events.append("progress", job.id, ["fraction": progress.fraction, "speed": progress.speed])
+    }
+
+    static func visibleEntries(_ directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasPrefix(".") }
+    }
+}

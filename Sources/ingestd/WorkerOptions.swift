@@ -1,0 +1,84 @@
+import ArgumentParser
+import Fleet
+import Foundation
+import Ingest
+import Logging
+import ServiceLifecycle
+import Transcode
+
+/// The options of every command that runs a ``JobWorker`` (`watch`, `worker`): where jobs are
+/// published, how many run at once, their limits, retries and drain, metrics, webhooks, logs.
+struct WorkerOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("CDN root; each job is published as CDN/<id>/.", valueName: "dir"))
+    var cdn: String
+
+    @Option(help: "Jobs run at once (default: half the cores, at least 1).")
+    var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+
+    @Option(help: "Attempts before a job whose attempts crash, time out or fail goes to failed.")
+    var maxAttempts: Int = 3
+
+    @Option(help: "Wall-clock limit of one job attempt, in seconds.")
+    var jobTimeout: Double = 600
+
+    @Option(help: "Address-space limit of a job process, in MiB.")
+    var jobMemoryMb: Int = 8192
+
+    @Option(help: "Seconds running jobs may go on after SIGTERM before they are stopped and put back.")
+    var grace: Double = 30
+
+    @Option(help: "First retry delay in seconds; doubles with each attempt (at most 300).")
+    var backoff: Double = 5
+
+    @Option(help: ArgumentHelp("Serve /metrics (Prometheus), /healthz and /readyz on this address.", valueName: "addr:port"))
+    var http: String?
+
+    @Option(help: "Log format: text or json.")
+    var logFormat: LogFormat = .text
+
+    @OptionGroup var webhookOption: WebhookOption
+
+    func validate() throws {
+        guard jobs >= 0 else { throw ValidationError("--jobs must not be negative") }
+        guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
+        guard jobTimeout > 0, grace >= 0, backoff >= 0 else {
+            throw ValidationError("--job-timeout must be positive, --grace and --backoff not negative")
+        }
+        if let http { _ = try Self.address(http) }
+    }
+
+    static func address(_ text: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ValidationError("--http must be ADDR:PORT, e.g. 127.0.0.1:9464")
+        }
+        return (String(text[..<colon]), port)
+    }
+
+    var cdnPath: String { URL(fileURLWithPath: cdn).standardizedFileURL.path }
+
+    /// The worker's configuration; `presetArgument` is what job processes load when a job
+    /// carries no preset of its own.
+    func configuration(preset: Preset, presetArgument: String, lease: Duration, poll: Duration) -> JobWorkerConfiguration {
+        let runner = JobRunner(executable: Executable.path, presetArgument: presetArgument, timeoutSeconds: jobTimeout,
+                               limits: ChildLimits(memoryMB: jobMemoryMb, cpuSeconds: Int(jobTimeout * 4)))
+        var configuration = JobWorkerConfiguration(
+            cdn: cdnPath, runner: runner, preset: preset, jobs: jobs, lease: lease,
+            retry: RetryPolicy(maxAttempts: maxAttempts, backoff: .seconds(backoff)), grace: .seconds(grace), poll: poll)
+        configuration.webhooks = webhookOption.url != nil
+        return configuration
+    }
+
+    /// Runs `services` (and the `--http` server) until SIGTERM or SIGINT has drained them. On
+    /// shutdown services stop in reverse order: list the job worker after what it needs.
+    func run(_ services: [ServiceGroupConfiguration.ServiceConfiguration], metrics: WorkerMetrics, readyWindow: Duration,
+             logger: Logger) async throws {
+        var services = services
+        if let http {
+            let (host, port) = try Self.address(http)
+            services.insert(.init(service: HealthServer.make(host: host, port: port, metrics: metrics, readyWindow: readyWindow,
+                                                             logger: logger)), at: 0)
+        }
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
