@@ -12,38 +12,26 @@ struct JobRunCommand: AsyncParsableCommand {
         shouldDisplay: false
     )
 
-    @Argument var input: String?
-    /// The directory holding the one upload, opened by its raw name (the spool's `work/<id>/upload`).
-    @Option var soleEntryOf: String?
-    @Option var out: String
-    @OptionGroup var presetOption: PresetOption
-    @Option var result: String
-    @Option var progress: String
-    @Option var memoryMb: Int
-    @Option var cpuSeconds: Int
-    /// Transcode into staging and leave it there (named in the result) for the parent to publish.
-    @Flag var stageOnly = false
-    /// The queue attempt (fencing token) this job runs for: names the staging `.<id>.staging-t<attempt>`.
-    @Option var attempt: Int64?
+    /// The ``JobRequest`` as JSON (see `JobProcessContract.swift`).
+    @Argument var request: String
 
     func run() async throws {
         // Own process group: a Ctrl-C aimed at the daemon's terminal must not cut the job short;
         // the daemon decides when its jobs stop.
         setpgid(0, 0)
-        ChildLimits(memoryMB: memoryMb, cpuSeconds: cpuSeconds).apply()
+        let request = try JobRequest(argument: request)
+        request.limits.apply()
         let parent = getppid()
         ChildLimits.dieWithParent()
         let logger = Log.make(label: "ingestd.job", format: .text, defaultLevel: .warning)
         let outcome: JobResult
         var status = ExitStatus.success
         do {
-            let preset = try presetOption.load()
+            let preset = try PresetOption.load(request.preset)
             let (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(4))
-            guard let source: TranscodeJob.Input = input.map({ .path($0) }) ?? soleEntryOf.map({ .soleEntry(of: $0) }) else {
-                throw ValidationError("an input or --sole-entry-of is required")
-            }
-            let job = TranscodeJob(input: source, destination: out, preset: preset, parent: parent, attempt: attempt)
-            let stageOnly = stageOnly
+            let job = TranscodeJob(input: request.input, destination: request.output, preset: preset, parent: parent,
+                                   attempt: request.attempt)
+            let stageOnly = request.stageOnly
             let work = Task { () -> (ReadyManifest, String?) in
                 if stageOnly {
                     let (manifest, staged) = try await job.stage(logger: logger, events: continuation)
@@ -55,7 +43,7 @@ struct JobRunCommand: AsyncParsableCommand {
                 return (try await job.run(logger: logger, events: continuation), nil)
             }
             let signals = SignalTrap(cancelling: work)
-            let progressPath = progress
+            let progressPath = request.progressPath
             var last = ContinuousClock.now - .seconds(10)
             for await event in events {
                 guard case .progress(let p) = event, ContinuousClock.now - last >= .seconds(1) else { continue }
@@ -70,7 +58,7 @@ struct JobRunCommand: AsyncParsableCommand {
             outcome = JobResult(error: error)
             status = ExitStatus(for: error)
         }
-        try? JSONFile.write(outcome, to: result)
+        try? JSONFile.write(outcome, to: request.resultPath)
         if status != .success { throw ExitCode(status.rawValue) }
     }
 }

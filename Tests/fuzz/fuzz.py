@@ -217,13 +217,13 @@ def main():
         leaks = [os.path.join(d, f) for base in (spool, cdn) for d, _, files in os.walk(base) for f in files if ".tmp-" in f]
         if leaks:
             failures.append(f"temporary files left: {leaks[:5]}")
-        # No job outlives its timeout: claimed → filed within the timeout (plus filing slack).
+        # No job outlives its timeout: an attempt's start → its end within the timeout (plus filing slack).
         from datetime import datetime
         claimed, ended = {}, {}
         for line in open(os.path.join(spool, "events.ndjson")):
             event = json.loads(line)
             when = datetime.fromisoformat(event["time"].replace("Z", "+00:00"))
-            if event["event"] == "claimed":
+            if event["event"] == "attempt":
                 claimed[event["id"]] = when
             elif event["event"] in ("published", "rejected", "failed", "retry"):
                 ended[event["id"]] = when

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Limits a job child applies to itself before touching the input.
-public struct ChildLimits: Sendable {
+public struct ChildLimits: Codable, Sendable, Equatable {
     public var memoryMB: Int
     public var cpuSeconds: Int
 

@@ -43,15 +43,13 @@ public struct JobRunner: Sendable {
         try? FileManager.default.removeItem(atPath: resultPath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        let source: [String]
-        switch input {
-        case .path(let path): source = [path]
-        case .soleEntry(let holder): source = ["--sole-entry-of", holder]
+        let request = JobRequest(input: input, output: output, preset: presetArgument, resultPath: resultPath,
+                                 progressPath: "\(jobDirectory)/progress.json", limits: limits, stageOnly: stageOnly, attempt: attempt)
+        do {
+            process.arguments = ["job-run", try request.argument()]
+        } catch {
+            return .retryable(code: "internal", message: "cannot encode the job request: \(error)")
         }
-        process.arguments = ["job-run"] + source + ["--out", output, "--preset", presetArgument,
-                             "--result", resultPath, "--progress", "\(jobDirectory)/progress.json",
-                             "--memory-mb", String(limits.memoryMB), "--cpu-seconds", String(limits.cpuSeconds)]
-            + (stageOnly ? ["--stage-only"] : []) + (attempt.map { ["--attempt", String($0)] } ?? [])
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         do {

@@ -6,7 +6,7 @@ import Transcode
 /// atomically, with events out of band.
 public struct TranscodeJob: Sendable {
     /// Where the upload is.
-    public enum Input: Sendable, Equatable {
+    public enum Input: Codable, Sendable, Equatable {
         /// A video file or an upload directory (not a link).
         case path(String)
         /// The one entry of a directory that holds a single upload under the name it arrived

@@ -13,7 +13,7 @@ public final class SpoolStore: JobStore {
     /// Where jobs are published (named in the `published` event).
     let cdn: String
     /// The locks of the jobs this process holds, by id.
-    private let held = Mutex<[String: JobLock]>([:])
+    let held = Mutex<[String: JobLock]>([:])
 
     public init(layout: SpoolLayout, cdn: String, outbox: Outbox? = nil) {
         spool = Spool(layout: layout)
@@ -38,7 +38,7 @@ public final class SpoolStore: JobStore {
             record.token = (record.token ?? 0) + 1
             try spool.update(record)
             held.withLock { $0[record.id] = lock }
-            events.append("started", record.id, ["attempt": record.attempts + 1, "pid": Int(getpid())])
+            events.append("attempt", record.id, ["attempt": record.attempts + 1, "pid": Int(getpid())])
             claimed.append(ClaimedJob(id: record.id, token: record.token!, attempt: record.attempts + 1,
                                       input: .soleEntry(of: layout.upload(record.id)), directory: layout.job(record.id)))
         }

@@ -1,0 +1,92 @@
+import Foundation
+import Transcode
+
+// What passes between a worker (``JobRunner``) and its job process (`ingestd job-run`), all in
+// this file: the request (the process's one argument, JSON), the progress it writes while it
+// runs, and the result it leaves before it exits.
+
+/// What a job process is asked to do.
+public struct JobRequest: Codable, Sendable, Equatable {
+    public var input: TranscodeJob.Input
+    /// Where the output goes: `CDN/<id>`.
+    public var output: String
+    /// The preset's name or path.
+    public var preset: String
+    /// Where to write the ``JobResult`` and the ``JobProgress``.
+    public var resultPath: String
+    public var progressPath: String
+    public var limits: ChildLimits
+    /// Stage the output and leave it (named in the result) for the parent to publish.
+    public var stageOnly: Bool
+    /// The attempt's fencing token, which names the staging (`.<id>.staging-t<attempt>`).
+    public var attempt: Int64?
+
+    public init(input: TranscodeJob.Input, output: String, preset: String, resultPath: String, progressPath: String,
+                limits: ChildLimits, stageOnly: Bool, attempt: Int64?) {
+        self.input = input
+        self.output = output
+        self.preset = preset
+        self.resultPath = resultPath
+        self.progressPath = progressPath
+        self.limits = limits
+        self.stageOnly = stageOnly
+        self.attempt = attempt
+    }
+
+    /// The request as the job process's argument.
+    public func argument() throws -> String { String(decoding: try JSONEncoder().encode(self), as: UTF8.self) }
+
+    public init(argument: String) throws {
+        self = try JSONDecoder().decode(JobRequest.self, from: Data(argument.utf8))
+    }
+}
+
+/// Progress of a job in flight (the spool's `work/<id>/progress.json`, read by `ingestd status`).
+public struct JobProgress: Codable, Sendable {
+    public var fraction: Double
+    public var outputSeconds: Double
+    public var speed: Double
+    public var etaSeconds: Double?
+    public var updatedAt: Date
+
+    public init(fraction: Double, outputSeconds: Double, speed: Double, etaSeconds: Double?, updatedAt: Date) {
+        self.fraction = fraction
+        self.outputSeconds = outputSeconds
+        self.speed = speed
+        self.etaSeconds = etaSeconds
+        self.updatedAt = updatedAt
+    }
+}
+
+/// What a job process reports before it exits.
+public struct JobResult: Codable, Sendable, Equatable {
+    public var ok: Bool
+    /// Error code (`corrupt_input`, `too_long`, …) when not ok.
+    public var code: String?
+    public var message: String?
+    public var durationSeconds: Double?
+    public var speed: Double?
+    /// For a job run with `stageOnly`: the staging directory left for the parent to publish.
+    public var staging: String?
+
+    public init(ok: Bool, code: String? = nil, message: String? = nil, durationSeconds: Double? = nil, speed: Double? = nil) {
+        self.ok = ok
+        self.code = code
+        self.message = message
+        self.durationSeconds = durationSeconds
+        self.speed = speed
+    }
+
+    public init(manifest: ReadyManifest, staging: String? = nil) {
+        ok = true
+        self.staging = staging
+        durationSeconds = manifest.durationSeconds
+        speed = manifest.timings.speed
+    }
+
+    public init(error: Error) {
+        ok = false
+        code = IngestError.code(of: error)
+        message = "\(error)"
+    }
+}

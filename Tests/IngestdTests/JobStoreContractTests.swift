@@ -1,0 +1,181 @@
+import IngestdTesting
+import Fleet
+import Foundation
+@testable import Ingest
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+import Transcode
+
+/// The job lifecycle's contract, run against both stores: the spool's directories and the
+/// fleet's PostgreSQL queue (a real server). What differs between them is only how a job is
+/// queued and how a worker disappears (``Stores``).
+@Suite(.serialized) struct JobStoreContractTests {
+    static let kinds: [StoreKind] = PostgresServer.binaries == nil ? [.spool] : StoreKind.allCases
+    static let reason = Reason(code: "corrupt_input", message: "test", attempts: 1)
+
+    @Test(arguments: kinds) func twoWorkersNeverClaimTheSameJob(_ kind: StoreKind) async throws {
+        try await withStores(kind, "exclusive") { stores in
+            var ids: Set<String> = []
+            for index in 0..<6 { ids.insert(try await stores.submit("hdr_hlg.mp4", "u\(index).mp4")) }
+            async let first = stores.first.claim(limit: 4)
+            async let second = stores.second.claim(limit: 4)
+            let (a, b) = try await (first, second)
+            #expect(Set(a.map(\.id)).isDisjoint(with: b.map(\.id)), "\(a.map(\.id)) and \(b.map(\.id))")
+            #expect(a.count + b.count == 6 && Set(a.map(\.id) + b.map(\.id)) == ids)
+            #expect((a + b).allSatisfy { $0.attempt == 1 })
+            #expect(try await stores.first.claim(limit: 4).isEmpty, "nothing left to claim")
+        }
+    }
+
+    /// A worker that is gone (its process died; the queue's lease ran out) loses its job to the
+    /// next claim, and what it still tries to record is refused by the token.
+    @Test(arguments: kinds) func aGoneWorkersJobIsRescuedAndItsTokenRefused(_ kind: StoreKind) async throws {
+        try await withStores(kind, "rescue") { stores in
+            let id = try await stores.submit("hdr_hlg.mp4", "gone.mp4")
+            let lost = try #require(try await stores.first.claim(limit: 1).first)
+            try await stores.abandon(lost, stores.first)
+            _ = try await stores.second.rescue(now: Date())
+            let taken = try #require(try await stores.second.claim(limit: 1).first)
+            #expect(taken.id == id && taken.token > lost.token)
+            #expect(try await stores.first.renew(lost) == false)
+            #expect(try await stores.first.finish(lost, .rejected(Self.reason), webhook: { _ in nil }) {} == false)
+            #expect(try await stores.state(id) == "running", "still the second worker's")
+            #expect(try await stores.second.renew(taken))
+        }
+    }
+
+    @Test(arguments: kinds) func aFailedAttemptIsRetriedThenFailedAfterMaxAttempts(_ kind: StoreKind) async throws {
+        try await withStores(kind, "retry") { stores in
+            let policy = RetryPolicy(maxAttempts: 2, backoff: .zero)
+            let id = try await stores.submit("hdr_hlg.mp4", "flaky.mp4")
+            let first = try #require(try await stores.first.claim(limit: 1).first)
+            let retry = policy.end(attempt: first.attempt, Reason(code: "crashed", message: "x", attempts: first.attempt))
+            #expect(retry == .retried(Reason(code: "crashed", message: "x", attempts: 1, at: retry.reason!.at), after: .zero))
+            #expect(try await stores.first.finish(first, retry, webhook: { _ in nil }) {})
+            #expect(try await stores.state(id) == "queued")
+            let second = try #require(try await stores.second.claim(limit: 1).first)
+            #expect(second.attempt == 2 && second.token > first.token)
+            let end = policy.end(attempt: second.attempt, Reason(code: "crashed", message: "x", attempts: second.attempt))
+            guard case .failed = end else { Issue.record("want failed after 2 attempts, got \(end)"); return }
+            #expect(try await stores.second.finish(second, end, webhook: { _ in nil }) {})
+            #expect(try await stores.state(id) == "failed")
+            #expect(try await stores.first.claim(limit: 5).isEmpty)
+        }
+    }
+
+    @Test(arguments: kinds) func aRejectedJobIsNeverRetried(_ kind: StoreKind) async throws {
+        try await withStores(kind, "reject") { stores in
+            let id = try await stores.submit("broken_truncated.mp4", "bad.mp4")
+            let job = try #require(try await stores.first.claim(limit: 1).first)
+            #expect(try await stores.first.finish(job, .rejected(Self.reason), webhook: { _ in nil }) {})
+            #expect(try await stores.state(id) == "rejected")
+            #expect(try await stores.second.claim(limit: 5).isEmpty)
+        }
+    }
+
+    @Test(arguments: kinds) func aReleaseChargesNoAttempt(_ kind: StoreKind) async throws {
+        try await withStores(kind, "release") { stores in
+            let id = try await stores.submit("hdr_hlg.mp4", "drained.mp4")
+            let job = try #require(try await stores.first.claim(limit: 1).first)
+            #expect(try await stores.first.release(job))
+            #expect(try await stores.state(id) == "queued")
+            let again = try #require(try await stores.second.claim(limit: 1).first)
+            #expect(again.attempt == job.attempt && again.token > job.token)
+        }
+    }
+
+    /// The fence. Between "token checked" and "publish" (the store's `publish` closure, the
+    /// hook) the lease runs out and another worker tries to take the job: it cannot (the queue's
+    /// row and the spool's flock stay held until the end is recorded), and the output appears
+    /// once. Then the lease runs out *before* the end is recorded and another worker takes the
+    /// job: the first worker's publish never runs and its output never appears.
+    @Test(arguments: kinds) func aWorkerThatLostItsJobNeverPublishes(_ kind: StoreKind) async throws {
+        try await withStores(kind, "fence") { stores in
+            let id = try await stores.submit("hdr_hlg.mp4", "fenced.mp4")
+            let holder = try #require(try await stores.first.claim(limit: 1).first)
+            let takenInside = Mutex<[ClaimedJob]>([])
+            let recorded = try await stores.first.finish(holder, .published(JobResult(ok: true)), webhook: { _ in nil }) {
+                try await stores.expireLease()
+                _ = try await stores.second.rescue(now: Date())
+                let taken = try await stores.second.claim(limit: 1)
+                takenInside.withLock { $0 = taken }
+                try stores.writeOutput(id, "first")
+            }
+            #expect(recorded && takenInside.withLock { $0.isEmpty }, "nobody takes a job between its fence check and its publish")
+            let state = try await stores.state(id)
+            #expect(state == "published" && stores.output(id) == "first")
+
+            let next = try await stores.submit("hdr_hlg.mp4", "stolen.mp4")
+            let stale = try #require(try await stores.first.claim(limit: 1).first)
+            try await stores.abandon(stale, stores.first)
+            _ = try await stores.second.rescue(now: Date())
+            let current = try #require(try await stores.second.claim(limit: 1).first)
+            let ran = Mutex(false)
+            #expect(try await stores.first.finish(stale, .published(JobResult(ok: true)), webhook: { _ in nil }) {
+                ran.withLock { $0 = true }
+                try stores.writeOutput(next, "stale")
+            } == false)
+            #expect(!ran.withLock { $0 } && stores.output(next) == nil, "the stale attempt published nothing")
+            #expect(try await stores.second.finish(current, .published(JobResult(ok: true)), webhook: { _ in nil }) {
+                try stores.writeOutput(next, "current")
+            })
+            let nextState = try await stores.state(next)
+            #expect(stores.output(next) == "current" && nextState == "published")
+        }
+    }
+
+    /// SIGTERM with a job in flight: it finishes within the grace period and is published; the
+    /// jobs not started stay queued, uncharged.
+    @Test(arguments: kinds) func aDrainFinishesTheJobInFlightAndLeavesTheRestQueued(_ kind: StoreKind) async throws {
+        try await withStores(kind, "drain") { stores in
+            var ids: [String] = []
+            for index in 0..<3 { ids.append(try await stores.submit("portrait_rotated.mp4", "d\(index).mp4")) }
+            try await stores.runWorker(grace: .seconds(120)) {
+                try await waitFor("a job in flight") { try await ids.asyncContains { try await stores.state($0) == "running" } }
+            }
+            var states: [String] = []
+            for id in ids { states.append(try await stores.state(id)) }
+            #expect(states.sorted() == ["published", "queued", "queued"], "\(states)")
+            let published = try #require(ids.first { FileManager.default.fileExists(atPath: "\(stores.cdn)/\($0)/manifest.json") })
+            func duration(_ path: String) throws -> Double {
+                (try Tool.ffprobe(["-show_entries", "format=duration", path])["format"] as? [String: Any])?.double("duration") ?? 0
+            }
+            let played = try duration("\(stores.cdn)/\(published)/360p/index.m3u8")
+            #expect(abs(played - (try duration(Paths.sample("portrait_rotated.mp4")))) < 0.2, "the job in flight was published whole: \(played) s")
+            #expect(Daemon.entries(stores.cdn) == [published], "no staging left: \(Daemon.entries(stores.cdn))")
+            let rest = try await stores.second.claim(limit: 5)
+            #expect(rest.count == 2 && rest.allSatisfy { $0.attempt == 1 }, "\(rest)")
+        }
+    }
+
+    /// Past the grace period the job in flight is stopped and released, its attempt not charged.
+    @Test(arguments: kinds) func pastTheGraceAJobIsReleasedUncharged(_ kind: StoreKind) async throws {
+        try await withStores(kind, "grace") { stores in
+            let id = try await stores.submit("portrait_rotated.mp4", "slow.mp4")
+            try await stores.runWorker(grace: .zero) {
+                try await waitFor("the job in flight") { try await stores.state(id) == "running" }
+            }
+            #expect(try await stores.state(id) == "queued")
+            #expect(stores.output(id) == nil && Daemon.entries(stores.cdn).isEmpty, "nothing published, no staging left")
+            let again = try #require(try await stores.second.claim(limit: 1).first)
+            #expect(again.attempt == 1)
+        }
+    }
+}
+
+func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw Tool.ProbeFailure(message: "timed out waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+}
+
+extension Array where Element: Sendable {
+    func asyncContains(_ predicate: (Element) async throws -> Bool) async rethrows -> Bool {
+        for element in self where try await predicate(element) { return true }
+        return false
+    }
+}

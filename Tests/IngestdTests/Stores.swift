@@ -1,0 +1,131 @@
+import IngestdTesting
+import Fleet
+import Foundation
+@testable import Ingest
+import Logging
+import ServiceLifecycle
+import Testing
+import Transcode
+
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case spool, postgres
+    var testDescription: String { rawValue }
+}
+
+/// Two workers' views of one real store, and the few things the contract tests do differently
+/// per store.
+struct Stores: Sendable {
+    let kind: StoreKind
+    let first: any JobStore
+    let second: any JobStore
+    let cdn: String
+    /// Queues a copy of a sample under `name`; returns the job's id.
+    let submit: @Sendable (_ sample: String, _ name: String) async throws -> String
+    /// The job's holder is gone: its process died (the spool: its flock goes) or stopped
+    /// renewing until its lease ran out (the queue).
+    let abandon: @Sendable (ClaimedJob, any JobStore) async throws -> Void
+    /// Lets any lease run out (the spool's flock has none: nothing to wait for).
+    let expireLease: @Sendable () async throws -> Void
+    /// `queued`, `running`, `published`, `rejected` or `failed`.
+    let state: @Sendable (String) async throws -> String
+
+    func writeOutput(_ id: String, _ owner: String) throws {
+        try FileManager.default.createDirectory(atPath: "\(cdn)/\(id)", withIntermediateDirectories: true)
+        try Data(owner.utf8).write(to: URL(fileURLWithPath: "\(cdn)/\(id)/owner"))
+    }
+
+    func output(_ id: String) -> String? {
+        FileManager.default.contents(atPath: "\(cdn)/\(id)/owner").map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Runs a ``JobWorker`` (one job at a time, real job processes) on `first` until `running`
+    /// returns, then shuts it down gracefully and waits for it.
+    func runWorker(grace: Duration, whileRunning running: () async throws -> Void) async throws {
+        var logger = Logger(label: "contract")
+        logger.logLevel = .warning
+        let runner = JobRunner(executable: Paths.binary, presetArgument: Paths.root + "/Presets/default.json", timeoutSeconds: 120,
+                               limits: ChildLimits(memoryMB: 8192, cpuSeconds: 480))
+        let configuration = JobWorkerConfiguration(cdn: cdn, runner: runner, preset: .builtIn, jobs: 1, lease: .seconds(2),
+                                                   retry: RetryPolicy(maxAttempts: 3, backoff: .seconds(1)), grace: grace,
+                                                   poll: .milliseconds(200))
+        let worker = JobWorker(store: first, configuration: configuration, metrics: WorkerMetrics(), logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [worker], logger: logger))
+        let run = Task { try await group.run() }
+        do {
+            try await running()
+        } catch {
+            await group.triggerGracefulShutdown()
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        try await run.value
+    }
+}
+
+/// Runs `body` on a fresh store of `kind` (a new spool; a new PostgreSQL server, lease 1 s).
+func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) async throws -> Void) async throws {
+    let base = Paths.scratch("contract-\(kind)-\(name)")
+    try? FileManager.default.removeItem(atPath: base)
+    let cdn = "\(base)/cdn", uploads = "\(base)/uploads"
+    for directory in [cdn, uploads] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+    switch kind {
+    case .spool:
+        let layout = SpoolLayout(root: "\(base)/spool")
+        let first = SpoolStore(layout: layout, cdn: cdn), second = SpoolStore(layout: layout, cdn: cdn)
+        try await first.prepare()
+        let spool = Spool(layout: layout)
+        let stores = Stores(
+            kind: kind, first: first, second: second, cdn: cdn,
+            submit: { sample, name in
+                // As the intake does: renamed into incoming/, claimed into work/, unlocked.
+                try Daemon.drop(Paths.sample(sample), into: layout.root, as: name)
+                let arrival = try #require(spool.arrivals().first { $0.name == name })
+                let (record, lock) = try #require(try spool.claim(arrival, cdn: cdn))
+                lock.release()
+                return record.id
+            },
+            abandon: { job, store in
+                // As the holder's death would: its lock goes, its memory of the job stays.
+                (store as? SpoolStore)?.held.withLock { $0[job.id]?.release() }
+            },
+            expireLease: {},
+            state: { id in
+                for (state, name) in [(SpoolLayout.State.archive, "published"), (.rejected, "rejected"), (.failed, "failed")]
+                where FileManager.default.fileExists(atPath: layout.job(id, in: state)) { return name }
+                guard FileManager.default.fileExists(atPath: layout.job(id)) else { return "missing" }
+                return JobLock.isHeld(directory: layout.job(id)) ? "running" : "queued"
+            })
+        try await body(stores)
+    case .postgres:
+        let server = try PostgresServer(name: "contract-\(name)")
+        let lease = Duration.seconds(1)
+        var logger = Logger(label: "contract")
+        logger.logLevel = .error
+        try await DatabaseURL(server.url).withClient(logger: logger) { [logger] client in
+            let queue = JobQueue(client: client, logger: logger)
+            let first = PostgresStore(queue: queue, worker: "first", lease: lease, maxAttempts: 3, cdn: cdn, webhooks: false)
+            let second = PostgresStore(queue: queue, worker: "second", lease: lease, maxAttempts: 3, cdn: cdn, webhooks: false)
+            try await first.prepare()
+            let preset = String(decoding: Preset.builtIn.canonicalJSON(), as: UTF8.self)
+            let stores = Stores(
+                kind: kind, first: first, second: second, cdn: cdn,
+                submit: { sample, name in
+                    let path = "\(uploads)/\(name)"
+                    try? FileManager.default.removeItem(atPath: path)
+                    try FileManager.default.copyItem(atPath: Paths.sample(sample), toPath: path)
+                    let id = "\(name.split(separator: ".")[0])-\(UInt32.random(in: 0...UInt32.max))"
+                    try await queue.enqueue([.init(id: id, input: path, preset: preset)])
+                    return id
+                },
+                abandon: { _, _ in try await Task.sleep(for: lease + .milliseconds(500)) },
+                expireLease: { try await Task.sleep(for: lease + .milliseconds(500)) },
+                state: { id in
+                    let rows = try await client.query("SELECT state FROM ingestd_jobs WHERE id = \(id)", logger: logger)
+                    for try await state in rows.decode(String.self) { return state }
+                    return "missing"
+                })
+            try await body(stores)
+        }
+        _ = server
+    }
+}
