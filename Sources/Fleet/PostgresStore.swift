@@ -89,21 +89,24 @@ public struct PostgresStore: JobStore {
     }
 
     public func status() async throws -> JobStoreStatus {
-        try await described {
-            var status = JobStoreStatus()
-            let rows = try await queue.client.query("SELECT state, count(*)::bigint FROM ingestd_jobs GROUP BY state", logger: queue.logger)
-            for try await (state, count) in rows.decode((String, Int64).self) {
-                switch state {
-                case "queued": status.queued = Int(count)
-                case "running": status.running = Int(count)
-                case "published": status.published = Int(count)
-                case "rejected": status.rejected = Int(count)
-                case "failed": status.failed = Int(count)
-                default: break
-                }
+        try await described { try await Self.status(queue.client, logger: queue.logger) }
+    }
+
+    /// Jobs by state, from one `GROUP BY` over the table.
+    public static func status(_ client: PostgresClient, logger: Logger) async throws -> JobStoreStatus {
+        var status = JobStoreStatus()
+        let rows = try await client.query("SELECT state, count(*)::bigint FROM ingestd_jobs GROUP BY state", logger: logger)
+        for try await (state, count) in rows.decode((String, Int64).self) {
+            switch state {
+            case "queued": status.queued = Int(count)
+            case "running": status.running = Int(count)
+            case "published": status.published = Int(count)
+            case "rejected": status.rejected = Int(count)
+            case "failed": status.failed = Int(count)
+            default: break
             }
-            return status
         }
+        return status
     }
 
     public func depth() async throws -> Int {

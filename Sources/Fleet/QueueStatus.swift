@@ -21,6 +21,8 @@ public struct QueueStatus: Codable, Sendable {
         public var message: String
     }
 
+    /// Jobs by state, in the words every store uses.
+    public var states: JobStoreStatus
     public var counts: [String: Int]
     public var jobs: [Job]
     /// The webhook outbox (`ingestd_webhooks`): counts, pending events next due first, then dead ones.
@@ -28,11 +30,9 @@ public struct QueueStatus: Codable, Sendable {
 
     /// Reads the counts and the `limit` most recently changed jobs.
     public static func read(_ client: PostgresClient, limit: Int, logger: Logger) async throws -> QueueStatus {
-        var counts = ["queued": 0, "running": 0, "published": 0, "rejected": 0, "failed": 0]
-        for try await (state, count) in try await client.query("SELECT state, count(*)::bigint FROM ingestd_jobs GROUP BY state",
-                                                                logger: logger).decode((String, Int64).self) {
-            counts[state] = Int(count)
-        }
+        let states = try await PostgresStore.status(client, logger: logger)
+        let counts = ["queued": states.queued, "running": states.running, "published": states.published,
+                      "rejected": states.rejected, "failed": states.failed]
         var jobs: [Job] = []
         let rows = try await client.query("""
             SELECT id, state, attempts, input, output, reason::text, worker FROM ingestd_jobs
@@ -43,7 +43,7 @@ public struct QueueStatus: Codable, Sendable {
             let decoded = reason.flatMap { try? JSONDecoder().decode(Reason.self, from: Data($0.utf8)) }
             jobs.append(Job(id: id, state: state, attempts: attempts, input: input, output: output, reason: decoded, worker: worker))
         }
-        return QueueStatus(counts: counts, jobs: jobs, webhooks: try await webhooks(client, logger: logger))
+        return QueueStatus(states: states, counts: counts, jobs: jobs, webhooks: try await webhooks(client, logger: logger))
     }
 
     private static func webhooks(_ client: PostgresClient, logger: Logger) async throws -> OutboxStatus? {

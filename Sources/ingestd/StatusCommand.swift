@@ -8,6 +8,9 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show a spool's or the job queue's state: counts, jobs in flight, failures.",
         discussion: """
+        Jobs are counted in the same words for both (`states` in --json): queued, running, \
+        published, rejected, failed.
+
         With --spool, reads the spool directory only; works whether or not a daemon is running.
           ingestd status --spool /var/spool/ingestd
           ingestd status --spool /var/spool/ingestd --json | jq .inFlight
@@ -46,8 +49,7 @@ struct StatusCommand: AsyncParsableCommand {
             print(String(decoding: try JSONEncoder.ingestd.encode(status), as: UTF8.self))
             return
         }
-        print("queue depth: \(status.queueDepth)")
-        print("totals: " + status.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        print(status.states.line)
         print("in flight: \(status.inFlight.count)")
         for job in status.inFlight {
             let progress = job.progress.map { String(format: "%3.0f%% %.2fx", $0.fraction * 100, $0.speed) } ?? "starting"
@@ -78,8 +80,7 @@ struct StatusCommand: AsyncParsableCommand {
             print(String(decoding: try JSONEncoder.ingestd.encode(status), as: UTF8.self))
             return
         }
-        print("jobs: " + ["queued", "running", "published", "rejected", "failed"].map { "\($0) \(status.counts[$0] ?? 0)" }
-            .joined(separator: ", "))
+        print(status.states.line)
         for job in status.jobs where job.state != "published" {
             let reason = job.reason.map { "  \($0.code): \($0.message)" } ?? ""
             print("  \(job.state.padding(toLength: 9, withPad: " ", startingAt: 0)) \(job.id)  attempts \(job.attempts)"

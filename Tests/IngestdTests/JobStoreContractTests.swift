@@ -163,6 +163,29 @@ import Transcode
             #expect(again.attempt == 1)
         }
     }
+
+    /// kill -9 of a worker process (`ingestd watch`, `ingestd worker`) with a job in flight: a
+    /// new one publishes every job, each exactly once, and leaves no staging behind.
+    @Test(arguments: kinds) func aWorkerKilledMidJobLosesAndRepeatsNothing(_ kind: StoreKind) async throws {
+        try await withStores(kind, "kill9") { stores in
+            var ids: [String] = []
+            for index in 0..<3 { ids.append(try await stores.submit("portrait_rotated.mp4", "k\(index).mp4")) }
+            var worker: WorkerProcess? = try stores.startWorkerProcess()
+            try await waitFor("a job in flight") { try await ids.asyncContains { try await stores.state($0) == "running" } }
+            try await Task.sleep(for: .seconds(1))
+            kill(worker!.pid, SIGKILL)
+            worker = nil
+            worker = try stores.startWorkerProcess()
+            try await waitFor("every job published", timeout: .seconds(240)) {
+                var states: [String] = []
+                for id in ids { states.append(try await stores.state(id)) }
+                return states == ["published", "published", "published"]
+            }
+            for id in ids { #expect(try await stores.publications(id) == 1, "\(id) published once") }
+            #expect(Daemon.entries(stores.cdn) == ids.sorted(), "only the jobs, no staging: \(Daemon.entries(stores.cdn))")
+            _ = worker
+        }
+    }
 }
 
 func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {

@@ -28,6 +28,13 @@ struct Stores: Sendable {
     let expireLease: @Sendable () async throws -> Void
     /// `queued`, `running`, `published`, `rejected` or `failed`.
     let state: @Sendable (String) async throws -> String
+    /// How many times the store recorded the job as published.
+    let publications: @Sendable (String) async throws -> Int
+    /// `ingestd` arguments that run a worker process on this store (one job at a time).
+    let workerArguments: [String]
+
+    /// A worker process on this store (`ingestd watch` or `ingestd worker`), killed when it goes.
+    func startWorkerProcess() throws -> WorkerProcess { try WorkerProcess(workerArguments) }
 
     func writeOutput(_ id: String, _ owner: String) throws {
         try FileManager.default.createDirectory(atPath: "\(cdn)/\(id)", withIntermediateDirectories: true)
@@ -94,7 +101,9 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
                 where FileManager.default.fileExists(atPath: layout.job(id, in: state)) { return name }
                 guard FileManager.default.fileExists(atPath: layout.job(id)) else { return "missing" }
                 return JobLock.isHeld(directory: layout.job(id)) ? "running" : "queued"
-            })
+            },
+            publications: { id in Daemon.events(layout.root).filter { $0["event"] as? String == "published" && $0["id"] as? String == id }.count },
+            workerArguments: ["watch", "--spool", layout.root, "--cdn", cdn, "--jobs", "1", "--settle", "0.5", "--backoff", "0.2"])
         try await body(stores)
     case .postgres:
         let server = try PostgresServer(name: "contract-\(name)")
@@ -123,9 +132,38 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
                     let rows = try await client.query("SELECT state FROM ingestd_jobs WHERE id = \(id)", logger: logger)
                     for try await state in rows.decode(String.self) { return state }
                     return "missing"
-                })
+                },
+                publications: { id in
+                    let rows = try await client.query("SELECT count(*)::bigint FROM ingestd_job_events WHERE job_id = \(id) AND event = 'published'",
+                                                      logger: logger)
+                    for try await count in rows.decode(Int64.self) { return Int(count) }
+                    return 0
+                },
+                workerArguments: ["worker", "--database", server.url, "--cdn", cdn, "--lease", "2", "--poll", "0.5", "--backoff", "0.2",
+                                  "--jobs", "1"])
             try await body(stores)
         }
         _ = server
     }
+}
+
+/// A real `ingestd` worker process, killed (SIGKILL) when the value goes.
+final class WorkerProcess {
+    let process = Process()
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: Paths.binary)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    var pid: Int32 { process.processIdentifier }
 }

@@ -44,7 +44,7 @@ extension JobStore {
     public func depth() async throws -> Int { try await status().queued }
 }
 
-/// Jobs by state, in ``JobEnd``'s words plus the two live states.
+/// Jobs by state, in ``JobEnd``'s words plus the two live states (`status --json`'s `states`).
 public struct JobStoreStatus: Sendable, Equatable, Codable {
     /// Waiting to be claimed (due or backing off).
     public var queued: Int
@@ -59,5 +59,10 @@ public struct JobStoreStatus: Sendable, Equatable, Codable {
         self.published = published
         self.rejected = rejected
         self.failed = failed
+    }
+
+    /// `jobs: queued 1, running 2, published 3, rejected 0, failed 0`, for `status`.
+    public var line: String {
+        "jobs: queued \(queued), running \(running), published \(published), rejected \(rejected), failed \(failed)"
     }
 }

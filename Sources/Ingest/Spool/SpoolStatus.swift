@@ -15,6 +15,8 @@ public struct SpoolStatus: Codable, Sendable {
         public var reason: Reason
     }
 
+    /// Jobs by state, in the words every store uses.
+    public var states: JobStoreStatus
     /// Uploads in `incoming/` plus jobs waiting in `work/` (retries, orphans).
     public var queueDepth: Int
     public var inFlight: [InFlight]
@@ -41,6 +43,7 @@ public struct SpoolStatus: Codable, Sendable {
             }
         }
         self.inFlight = inFlight
+        states = SpoolStore.status(of: layout)
         queueDepth = spool.arrivals().count + waiting
         var counts: [String: Int] = [:]
         var ended: [(Date, Ended)] = []

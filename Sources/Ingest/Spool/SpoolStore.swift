@@ -102,11 +102,14 @@ public final class SpoolStore: JobStore {
 
     public func rescue(now: Date) async throws -> [String] { [] }
 
-    public func status() async throws -> JobStoreStatus {
-        func count(_ state: SpoolLayout.State) -> Int { Self.visibleEntries(layout.directory(state)).count }
-        let work = Self.visibleEntries(layout.directory(.work))
+    public func status() async throws -> JobStoreStatus { Self.status(of: layout) }
+
+    /// Queued: unlocked in `work/`, or waiting in `incoming/`; running: locked in `work/`.
+    public static func status(of layout: SpoolLayout) -> JobStoreStatus {
+        func count(_ state: SpoolLayout.State) -> Int { visibleEntries(layout.directory(state)).count }
+        let work = visibleEntries(layout.directory(.work))
         let running = work.filter { JobLock.isHeld(directory: layout.job($0)) }.count
-        return JobStoreStatus(queued: work.count - running + Self.visibleEntries(layout.incoming).count, running: running,
+        return JobStoreStatus(queued: work.count - running + visibleEntries(layout.incoming).count, running: running,
                               published: count(.archive), rejected: count(.rejected), failed: count(.failed))
     }
 
