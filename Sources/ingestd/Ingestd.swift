@@ -8,7 +8,7 @@ struct Ingestd: AsyncParsableCommand {
         abstract: "Turns uploaded phone videos into HLS ladders, an MP4 and thumbnails, in-process with FFmpeg's libraries.",
         discussion: """
         An upload is one video file, or a directory of recorded clips plus a sound track described \
-        by upload.json (see the README); clips are joined in sync on the way in. Every source is \
+        by upload.json (see docs/UPLOADS.md); clips are joined in sync on the way in. Every source is \
         decoded once; the 360p/720p/1080p renditions, the progressive MP4, posters and storyboard \
         all come from that one pass.
 

@@ -11,7 +11,7 @@ struct TranscodeCommand: AsyncParsableCommand {
         discussion: """
         INPUT is a video file, or an upload directory: clip files, an optional sound track and an \
         upload.json naming them in order (with trims, the track's offset, replace or mix, gains, \
-        loop) — see the README. Clips are joined in one pass, each normalised on the way in \
+        loop) — see docs/UPLOADS.md. Clips are joined in one pass, each normalised on the way in \
         (upright, 30 fps, SDR, fitted into the first clip's frame, 48 kHz stereo); the output \
         duration is the sum of the trimmed clips.
 
