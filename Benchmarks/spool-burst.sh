@@ -13,7 +13,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for run in $(seq 1 "$runs"); do
   base="$out/run$run"
-  mkdir -p "$base/spool/incoming" "$base/src"
+  mkdir -p "$base/spool/incoming" "$base/src" "$base/cdn"
   "$bin" watch --spool "$base/spool" --cdn "$base/cdn" 2>"$base/log" >/dev/null &
   daemon=$!
   for i in $(seq 1 "$junk"); do head -c 100 /dev/urandom >"$base/src/junk$i.mp4"; done

@@ -15,7 +15,7 @@ printf '%s\n' "$secret" > "$out/secret"; chmod 600 "$out/secret"
 
 run() {  # run NAME UPLOADS [receiver flags...]
   local name=$1 uploads=$2; shift 2
-  local dir="$out/$name"; mkdir -p "$dir/spool/incoming"
+  local dir="$out/$name"; mkdir -p "$dir/spool/incoming" "$dir/cdn"
   python3 Tests/IngestdTesting/webhook_receiver.py --secret "$secret" --port-file "$dir/port" --log "$dir/received.ndjson" "$@" &
   local receiver=$!
   while [ ! -f "$dir/port" ]; do sleep 0.05; done

@@ -2,18 +2,38 @@ import ArgumentParser
 import Fleet
 import Foundation
 
-/// `--database URL` (or `INGESTD_DATABASE_URL`), shared by the queue commands.
+/// `--database URL`, `--database-url-file FILE` or `INGESTD_DATABASE_URL`, shared by the queue
+/// commands. A URL with a password belongs in the file or the environment, never in arguments
+/// (every process can read every other's command line); the environment variable is removed
+/// once read, and job processes never see either.
 struct DatabaseOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "PostgreSQL URL of the job queue, postgres://user:password@host:5432/database (default: $INGESTD_DATABASE_URL).",
+        "PostgreSQL URL of the job queue, postgres://user@host:5432/database (default: $INGESTD_DATABASE_URL). Keep a password out of arguments: use --database-url-file or the environment.",
         valueName: "url"))
     var database: String?
 
-    /// The URL given, or nil when neither the flag nor the environment names one.
-    var url: String? { database ?? ProcessInfo.processInfo.environment["INGESTD_DATABASE_URL"] }
+    @Option(help: ArgumentHelp("File holding the PostgreSQL URL (with its password), e.g. a mounted secret.", valueName: "file"))
+    var databaseUrlFile: String?
+
+    /// Whether a database is configured (the file is read only by ``resolve()``).
+    var isGiven: Bool { database != nil || databaseUrlFile != nil || ProcessInfo.processInfo.environment["INGESTD_DATABASE_URL"] != nil }
+
+    func validate() throws {
+        guard database == nil || databaseUrlFile == nil else { throw ValidationError("give --database or --database-url-file, not both") }
+    }
 
     func resolve() throws -> DatabaseURL {
-        guard let url else { throw ValidationError("--database URL (or INGESTD_DATABASE_URL) is required") }
+        let environment = ProcessInfo.processInfo.environment["INGESTD_DATABASE_URL"]
+        unsetenv("INGESTD_DATABASE_URL")
+        var url = database ?? environment
+        if let databaseUrlFile {
+            do {
+                url = try String(contentsOfFile: databaseUrlFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            } catch {
+                throw ValidationError("--database-url-file \(databaseUrlFile): cannot read it (\(error.localizedDescription))")
+            }
+        }
+        guard let url else { throw ValidationError("--database URL, --database-url-file FILE or INGESTD_DATABASE_URL is required") }
         do {
             return try DatabaseURL(url)
         } catch {

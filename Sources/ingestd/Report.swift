@@ -19,6 +19,10 @@ enum Report {
             code = "bad_webhook_secret"
             status = .badPreset
         }
+        if error is MissingRoot {
+            code = "missing_root"
+            status = .badPreset
+        }
         if error is QueueUnavailable {
             code = "queue_unavailable"
             status = .unavailable

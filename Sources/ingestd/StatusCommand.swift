@@ -32,7 +32,7 @@ struct StatusCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard spool != nil || databaseOption.url != nil else {
+        guard spool != nil || databaseOption.isGiven else {
             throw ValidationError("give --spool DIR or --database URL (or set INGESTD_DATABASE_URL)")
         }
         guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be 1...100000") }

@@ -46,7 +46,7 @@ struct WatchCommand: AsyncParsableCommand {
         """
     )
 
-    @Option(help: ArgumentHelp("Spool directory (created if missing).", valueName: "dir"))
+    @Option(help: ArgumentHelp("Spool directory (must exist; its subdirectories are created).", valueName: "dir"))
     var spool: String
 
     @OptionGroup var options: WorkerOptions
@@ -59,12 +59,14 @@ struct WatchCommand: AsyncParsableCommand {
     var settle: Double = 2
 
     func validate() throws {
-        guard options.jobs >= (databaseOption.url == nil ? 1 : 0) else {
+        guard options.jobs >= (!databaseOption.isGiven ? 1 : 0) else {
             throw ValidationError("--jobs must be at least 1 (0 only with --database, where the fleet's workers run the jobs)")
         }
     }
 
     func run() async throws {
+        try WorkerOptions.requireRoot("--spool", SpoolLayout(root: spool).root)
+        try WorkerOptions.requireRoot("--cdn", options.cdnPath)
         let logger = Log.make(label: "ingestd.watch", format: options.logFormat, defaultLevel: .info)
         let (preset, endpoint) = try Report.catching { (try presetOption.load(), try options.webhookOption.endpoint()) }
         let layout = SpoolLayout(root: spool)
@@ -74,7 +76,7 @@ struct WatchCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         let store: (any JobStore)?
         var handOff: (any JobHandOff)?
-        if databaseOption.url == nil {
+        if !databaseOption.isGiven {
             var outbox: Outbox?
             if let endpoint {
                 outbox = layout.outbox

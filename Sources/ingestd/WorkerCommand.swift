@@ -54,6 +54,7 @@ struct WorkerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try WorkerOptions.requireRoot("--cdn", options.cdnPath)
         let database = try databaseOption.resolve()
         let logger = Log.make(label: "ingestd.worker", format: options.logFormat, defaultLevel: .info)
         let endpoint = try Report.catching { try options.webhookOption.endpoint() }

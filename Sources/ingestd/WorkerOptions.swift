@@ -9,7 +9,7 @@ import Transcode
 /// The options of every command that runs a ``JobWorker`` (`watch`, `worker`): where jobs are
 /// published, how many run at once, their limits, retries and drain, metrics, webhooks, logs.
 struct WorkerOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("CDN root; each job is published as CDN/<id>/.", valueName: "dir"))
+    @Option(help: ArgumentHelp("CDN root (must exist); each job is published as CDN/<id>/.", valueName: "dir"))
     var cdn: String
 
     @Option(help: "Jobs run at once (default: half the cores, at least 1).")
@@ -56,6 +56,15 @@ struct WorkerOptions: ParsableArguments {
 
     var cdnPath: String { URL(fileURLWithPath: cdn).standardizedFileURL.path }
 
+    /// Refuses to start (exit 78) when a configured root is not an existing directory: ingestd
+    /// never creates one, or a mount that is missing would become a directory on the root disk.
+    static func requireRoot(_ option: String, _ path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw Report.fail(MissingRoot(option: option, path: path), json: false)
+        }
+    }
+
     /// The worker's configuration; `presetArgument` is what job processes load when a job
     /// carries no preset of its own.
     func configuration(preset: Preset, presetArgument: String, lease: Duration, poll: Duration) -> JobWorkerConfiguration {
@@ -80,5 +89,14 @@ struct WorkerOptions: ParsableArguments {
         }
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+}
+
+/// A configured root (`--cdn`, `--spool`) that is not an existing directory.
+struct MissingRoot: Error, CustomStringConvertible {
+    var option: String
+    var path: String
+    var description: String {
+        "\(option) \(path): no such directory (is it mounted?); ingestd never creates a configured root, create it first"
     }
 }

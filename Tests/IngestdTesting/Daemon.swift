@@ -11,6 +11,7 @@ public final class Daemon {
         self.spool = spool
         self.cdn = cdn
         try FileManager.default.createDirectory(atPath: "\(spool)/incoming", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
         process.executableURL = URL(fileURLWithPath: Paths.binary)
         process.arguments = ["watch", "--spool", spool, "--cdn", cdn, "--settle", "0.5", "--backoff", "0.2"] + extra
         process.standardInput = FileHandle.nullDevice

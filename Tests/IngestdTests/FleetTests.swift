@@ -14,7 +14,8 @@ struct FleetTests {
 
         init(database: String, cdn: String, name: String, extra: [String] = []) throws {
             log = Paths.scratch("worker-\(name).log")
-            FileManager.default.createFile(atPath: log, contents: nil)
+            try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             // Started directly (a `setsid` wrapper would fork, and Foundation would then wait
             // for the worker through the descriptor it inherits).
             process.executableURL = URL(fileURLWithPath: Paths.binary)

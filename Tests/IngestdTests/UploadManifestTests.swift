@@ -66,6 +66,16 @@ import Transcode
         #expect(try field("{not json") == "(document)")
     }
 
+    /// U+0000 cannot be stored in PostgreSQL's jsonb (issue #29): refused by field, before a
+    /// job could burn its attempts on a database error.
+    @Test func aNULInMetadataIsRefusedByField() throws {
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}], "metadata": {"caption": "a\u0000b"}}"#) == "metadata.caption")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}], "metadata": {"tags": ["ok", "\u0000"]}}"#) == "metadata.tags[1]")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}], "metadata": {"a": {"b\u0000": 1}}}"#) == "metadata.a")
+        #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}], "metadata": {"ok": "\u00e9\ud83d\ude00"}}"#) == nil,
+                "other characters pass")
+    }
+
     @Test func badTrimsAndLevelsNameTheField() throws {
         #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4", "start": -1}]}"#) == "clips[0].start")
         #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}, {"file": "a.mp4", "start": 3, "end": 2}]}"#) == "clips[1].end")

@@ -17,7 +17,9 @@ import Testing
     func setUp(_ name: String) throws -> Setup {
         let base = Paths.scratch("webhook-\(name)")
         try? FileManager.default.removeItem(atPath: base)
-        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        for directory in ["spool", "cdn"] {
+            try FileManager.default.createDirectory(atPath: "\(base)/\(directory)", withIntermediateDirectories: true)
+        }
         let secret = WebhookReceiver.makeSecret()
         try WebhookReceiver.writeSecret(secret, to: "\(base)/webhook.secret")
         return Setup(spool: "\(base)/spool", cdn: "\(base)/cdn", secretFile: "\(base)/webhook.secret", secret: secret, base: base)

@@ -132,6 +132,7 @@ def main():
     work = tempfile.mkdtemp(prefix=f"ingestd-fuzz-{args.seed}-")
     spool, cdn = os.path.join(work, "spool"), os.path.join(work, "cdn")
     os.makedirs(os.path.join(spool, "incoming"))
+    os.makedirs(cdn)
     originals = {name: open(os.path.join(args.samples, name), "rb").read() for name in SAMPLES}
     here = os.path.dirname(os.path.abspath(__file__))
     regressions = os.path.join(here, "regressions")

@@ -32,6 +32,15 @@ public struct JobRunner: Sendable {
         self.killAfterSeconds = killAfterSeconds
     }
 
+    /// What a job process inherits of `environment`: an allow-list (paths, locale, time zone,
+    /// where presets are, how to log and report a crash). Nothing else reaches a process that
+    /// decodes strangers' bytes: no database URL, no cloud credentials, no secret of any kind.
+    static func environment(_ environment: [String: String]) -> [String: String] {
+        let allowed: Set<String> = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "LD_LIBRARY_PATH",
+                                    "INGESTD_PRESETS", "INGESTD_LOG_LEVEL", "SWIFT_BACKTRACE", "ASAN_OPTIONS"]
+        return environment.filter { allowed.contains($0.key) }
+    }
+
     /// Runs the attempt; `stop` is checked while waiting and, when it turns true, the child is
     /// asked to stop (SIGTERM), killed if it is still there `killAfterSeconds` later, and the
     /// attempt ends as `.interrupted`. `jobDirectory` holds the job's own files (result, progress),
@@ -50,6 +59,7 @@ public struct JobRunner: Sendable {
         } catch {
             return .retryable(code: "internal", message: "cannot encode the job request: \(error)")
         }
+        process.environment = Self.environment(ProcessInfo.processInfo.environment)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         do {

@@ -12,8 +12,10 @@ public struct StagedDirectory: Sendable {
     public static func stagingPrefix(of name: String) -> String { ".\(name).staging-" }
 
     /// Prepares staging for `destination`, which must not exist or be an empty directory.
-    /// `attempt` names the staging after a queue attempt (`.<name>.staging-t<attempt>`), so
-    /// its worker can remove exactly its own; otherwise the name carries this process's pid.
+    /// `attempt` names the staging after a worker's attempt (`.<name>.staging-t<attempt>`), so
+    /// its worker can remove exactly its own, and then the parent (the CDN root) must exist: a
+    /// missing mount is never recreated on the root disk. Otherwise the name carries this
+    /// process's pid and missing parents are created (`transcode --out a/b/c`).
     public init(destination: String, attempt: Int64? = nil) throws {
         let url = URL(fileURLWithPath: destination).standardizedFileURL
         self.destination = url.path
@@ -29,7 +31,7 @@ public struct StagedDirectory: Sendable {
             }
         }
         do {
-            try fm.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            if attempt == nil { try fm.createDirectory(atPath: parent, withIntermediateDirectories: true) }
             try fm.createDirectory(atPath: staging, withIntermediateDirectories: false)
         } catch {
             throw IngestError.cannotWrite(path: staging, reason: error.localizedDescription)

@@ -34,8 +34,11 @@ public actor JobWorker: Service {
     public nonisolated func wake() { wakeup.yield() }
 
     public func run() async throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: configuration.cdn, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw IngestError.cannotWrite(path: configuration.cdn, reason: "no such directory (a configured root is never created)")
+        }
         try await store.prepare()
-        try FileManager.default.createDirectory(atPath: configuration.cdn, withIntermediateDirectories: true)
         metrics.storeReachable()
         let listener = Task { [store, wakeup] in await store.listen { wakeup.yield() } }
         let ticker = Task { [wakeup, poll = configuration.poll] in

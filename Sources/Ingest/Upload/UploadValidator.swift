@@ -14,6 +14,7 @@ struct UploadValidator {
 
     func validate(_ manifest: UploadManifest) throws -> Upload {
         try validateID(manifest.id)
+        for (key, value) in (manifest.metadata ?? [:]).sorted(by: { $0.key < $1.key }) { try storable(value, key: key, in: "metadata") }
         guard !manifest.clips.isEmpty else { throw bad("clips", "at least one clip is required") }
         // Before any clip file is opened: a manifest naming thousands is refused at once.
         if let reason = Admission(limits: limits).clipCountRefusal(manifest.clips.count) { throw bad("clips", reason) }
@@ -55,6 +56,23 @@ struct UploadValidator {
             throw bad(field, "must be a number of seconds in 0...\(Int(Upload.maxSeconds))")
         }
         return value + 0  // -0 → 0
+    }
+
+    /// Metadata is copied into `manifest.json` and the queue's `jsonb` column: a string or key
+    /// holding U+0000, which PostgreSQL cannot store (SQLSTATE 22P05), is refused by field.
+    private func storable(_ value: JSONValue, key: String, in parent: String) throws {
+        let field = "\(parent).\(key)"
+        guard !key.unicodeScalars.contains("\0") else { throw bad(parent, "a key contains the character U+0000 (NUL), which cannot be stored") }
+        switch value {
+        case .string(let text) where text.unicodeScalars.contains("\0"):
+            throw bad(field, "contains the character U+0000 (NUL), which cannot be stored")
+        case .array(let items):
+            for (index, item) in items.enumerated() { try storable(item, key: "\(key)[\(index)]", in: parent) }
+        case .object(let object):
+            for (child, item) in object.sorted(by: { $0.key < $1.key }) { try storable(item, key: child, in: field) }
+        default:
+            break
+        }
     }
 
     private func validateID(_ id: String) throws {

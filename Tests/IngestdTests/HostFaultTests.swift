@@ -1,0 +1,90 @@
+import IngestdTesting
+import Foundation
+import Testing
+
+/// Faults of the host rather than of an upload (issue #29), made for real.
+@Suite(.serialized) struct HostFaultTests {
+    /// A configured root that is not there (a mount missing) is refused at start (exit 78,
+    /// naming the option) and never created: on the root disk it would silently fill up.
+    @Test func aMissingRootIsRefusedAndNeverCreated() throws {
+        let base = Paths.scratch("roots")
+        try? FileManager.default.removeItem(atPath: base)
+        let spool = "\(base)/spool", cdn = "\(base)/mnt/cdn"
+        try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+        let runs: [(String, [String])] = [
+            ("--cdn \(cdn)", ["watch", "--spool", spool, "--cdn", cdn]),
+            ("--spool \(base)/absent", ["watch", "--spool", "\(base)/absent", "--cdn", spool]),
+            ("--cdn \(cdn)", ["worker", "--database", "postgres://ingestd@127.0.0.1:1/ingestd", "--cdn", cdn]),
+        ]
+        for (named, arguments) in runs {
+            let result = try Tool.run(Paths.binary, arguments)
+            #expect(result.status == 78 && result.stderr.contains(named) && result.stderr.contains("no such directory"),
+                    "\(arguments[0]): \(result.status) \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(base)/mnt") && !FileManager.default.fileExists(atPath: "\(base)/absent"))
+    }
+
+    /// The CDN root disappears while the daemon runs (unmounted): a job's output is not written
+    /// to a directory made in its place; the job fails naming the missing root, and nothing
+    /// appears where the mount was.
+    @Test func aCDNRootThatDisappearsIsNotRecreated() throws {
+        let base = Paths.scratch("root-gone")
+        try? FileManager.default.removeItem(atPath: base)
+        let spool = "\(base)/spool", cdn = "\(base)/cdn"
+        let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--max-attempts", "1"])
+        try Daemon.wait(timeout: 30, "the daemon to watch") { Daemon.events(spool).contains { $0["event"] as? String == "started" } }
+        try FileManager.default.moveItem(atPath: cdn, toPath: "\(base)/unmounted")
+        try Daemon.drop(Paths.sample("hdr_hlg.mp4"), into: spool, as: "clip.mp4")
+        try Daemon.wait(timeout: 60, "the job to end") { !Daemon.entries("\(spool)/failed").isEmpty }
+        #expect(!FileManager.default.fileExists(atPath: cdn), "the missing root was not recreated")
+        let id = try #require(Daemon.entries("\(spool)/failed").first)
+        let reason = try String(contentsOfFile: "\(spool)/failed/\(id)/reason.json", encoding: .utf8)
+        #expect(reason.contains("output_failed") && reason.contains(cdn), "\(reason)")
+        #expect(Daemon.entries("\(spool)/failed/\(id)/upload") == ["clip.mp4"], "the original is kept")
+        _ = daemon
+    }
+
+    /// No secret reaches a job process (the one that decodes strangers' bytes): its environment
+    /// is an allow-list, and neither its arguments nor the worker's hold the database password
+    /// (`--database-url-file`).
+    @Test(.enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed"))
+    func noSecretReachesAJobProcess() throws {
+        let server = try PostgresServer(name: "secrets")
+        let base = Paths.scratch("secrets")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn", input = "\(base)/slow.mp4", urlFile = "\(base)/database-url"
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Paths.sample("portrait_rotated.mp4"), toPath: input)
+        // Trust authentication ignores the password; it is here to be looked for.
+        try Data("postgres://ingestd:hunter2-db@127.0.0.1:\(server.port)/ingestd\n".utf8).write(to: URL(fileURLWithPath: urlFile))
+        chmod(urlFile, 0o600)
+        let submitted = try Tool.run(Paths.binary, ["submit", "--database-url-file", urlFile, input])
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        let worker = Process()
+        worker.executableURL = URL(fileURLWithPath: Paths.binary)
+        worker.arguments = ["worker", "--database-url-file", urlFile, "--cdn", cdn, "--jobs", "1", "--poll", "0.5"]
+        worker.environment = ProcessInfo.processInfo.environment.merging(
+            ["AWS_SECRET_ACCESS_KEY": "hunter2-aws", "INGESTD_DATABASE_URL": "postgres://ingestd:hunter2-env@127.0.0.1:1/x"]) { $1 }
+        worker.standardInput = FileHandle.nullDevice
+        worker.standardOutput = FileHandle.nullDevice
+        worker.standardError = FileHandle.nullDevice
+        try worker.run()
+        defer {
+            kill(worker.processIdentifier, SIGKILL)
+            worker.waitUntilExit()
+        }
+        try Daemon.wait(timeout: 60, "a job process") { !Daemon.children(of: worker.processIdentifier).isEmpty }
+        let job = try #require(Daemon.children(of: worker.processIdentifier).first)
+        func read(_ path: String) -> String {
+            String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self).replacingOccurrences(of: "\0", with: "\n")
+        }
+        let environment = read("/proc/\(job)/environ")
+        #expect(environment.contains("PATH="), "the job's environment was read")
+        #expect(!environment.contains("hunter2") && !environment.contains("INGESTD_DATABASE_URL"), "\(environment)")
+        #expect(read("/proc/\(job)/cmdline").contains("job-run") && !read("/proc/\(job)/cmdline").contains("hunter2"))
+        #expect(!read("/proc/\(worker.processIdentifier)/cmdline").contains("hunter2"))
+        try Daemon.wait(timeout: 120, "the job to be published") {
+            (try? server.sql("SELECT state FROM ingestd_jobs")) == "published"
+        }
+    }
+}
