@@ -16,9 +16,9 @@ public enum HealthServer {
         }
         router.get("/healthz") { _, _ -> String in "ok\n" }
         router.get("/readyz") { _, _ -> Response in
-            let ready = metrics.isReady(within: readyWindow)
-            return Response(status: ready ? .ok : .serviceUnavailable,
-                            body: .init(byteBuffer: ByteBuffer(string: ready ? "ready\n" : "database unreachable\n")))
+            let problem = metrics.notReady(within: readyWindow)
+            return Response(status: problem == nil ? .ok : .serviceUnavailable,
+                            body: .init(byteBuffer: ByteBuffer(string: "\(problem ?? "ready")\n")))
         }
         return Application(router: router, configuration: .init(address: .hostname(host, port: port)), logger: logger)
     }

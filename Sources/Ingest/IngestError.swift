@@ -13,6 +13,7 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: String {
         switch self {
         case .outputExists: "output_exists"
+        case .cannotWrite(_, let reason) where TranscodeError.isOutOfSpace(reason): "no_space"
         case .cannotWrite: "output_failed"
         case .inputMissing: "input_missing"
         case .badUpload: "bad_upload"

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything that can stop a transcode, with enough context for an operator to act on it.
 ///
 /// Each case names the file it concerns. ``category`` groups cases by who has to act:
@@ -61,6 +63,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         case .limitExceeded(_, "duration", _, _): "too_long"
         case .limitExceeded(_, let limit, _, _): "limit_\(limit)"
         case .badPreset: "bad_preset"
+        case .outputFailed(_, let reason) where Self.isOutOfSpace(reason): "no_space"
         case .outputFailed: "output_failed"
         case .cancelled: "cancelled"
         case .internalFailure: "internal"
@@ -86,5 +89,13 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         case .cancelled: "cancelled"
         case .internalFailure(let detail): "internal error: \(detail)"
         }
+    }
+}
+
+extension TranscodeError {
+    /// Whether a write failed because the file system is full or over quota (ENOSPC, EDQUOT): a
+    /// fault of the host (code `no_space`), never of the upload.
+    public static func isOutOfSpace(_ reason: String) -> Bool {
+        reason.contains(String(cString: strerror(ENOSPC))) || reason.contains(String(cString: strerror(EDQUOT)))
     }
 }

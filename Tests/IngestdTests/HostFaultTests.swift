@@ -24,10 +24,10 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(base)/mnt") && !FileManager.default.fileExists(atPath: "\(base)/absent"))
     }
 
-    /// The CDN root disappears while the daemon runs (unmounted): a job's output is not written
-    /// to a directory made in its place; the job fails naming the missing root, and nothing
-    /// appears where the mount was.
-    @Test func aCDNRootThatDisappearsIsNotRecreated() throws {
+    /// The CDN root disappears while the daemon runs (unmounted): nothing is made in its place,
+    /// the host claims nothing (`ingestd_host_ready 0`) and no upload is charged for it; once the
+    /// root is back, the waiting upload publishes by itself.
+    @Test func aCDNRootThatDisappearsIsNeitherRecreatedNorChargedToTheUpload() throws {
         let base = Paths.scratch("root-gone")
         try? FileManager.default.removeItem(atPath: base)
         let spool = "\(base)/spool", cdn = "\(base)/cdn"
@@ -35,13 +35,29 @@ import Testing
         try Daemon.wait(timeout: 30, "the daemon to watch") { Daemon.events(spool).contains { $0["event"] as? String == "started" } }
         try FileManager.default.moveItem(atPath: cdn, toPath: "\(base)/unmounted")
         try Daemon.drop(Paths.sample("hdr_hlg.mp4"), into: spool, as: "clip.mp4")
-        try Daemon.wait(timeout: 60, "the job to end") { !Daemon.entries("\(spool)/failed").isEmpty }
+        try Daemon.wait(timeout: 30, "the upload to be queued and the host not ready") {
+            !Daemon.entries("\(spool)/work").isEmpty && metrics(spool).contains("ingestd_host_ready 0")
+        }
+        sleep(2)
         #expect(!FileManager.default.fileExists(atPath: cdn), "the missing root was not recreated")
-        let id = try #require(Daemon.entries("\(spool)/failed").first)
-        let reason = try String(contentsOfFile: "\(spool)/failed/\(id)/reason.json", encoding: .utf8)
-        #expect(reason.contains("output_failed") && reason.contains(cdn), "\(reason)")
-        #expect(Daemon.entries("\(spool)/failed/\(id)/upload") == ["clip.mp4"], "the original is kept")
+        #expect(!Daemon.events(spool).contains { $0["event"] as? String == "attempt" }, "no attempt on a broken host")
+        #expect(Daemon.entries("\(spool)/failed").isEmpty)
+        try FileManager.default.moveItem(atPath: "\(base)/unmounted", toPath: cdn)
+        try Daemon.wait(timeout: 60, "the upload to publish once the root is back") { Daemon.entries("\(spool)/archive").count == 1 }
+        let id = try #require(Daemon.entries("\(spool)/archive").first)
+        #expect(try attempts(spool, id) == 0, "no attempt charged")
+        #expect(metrics(spool).contains("ingestd_host_ready 1"))
         _ = daemon
+    }
+
+    func metrics(_ spool: String) -> String {
+        (try? String(contentsOfFile: "\(spool)/metrics.prom", encoding: .utf8)) ?? ""
+    }
+
+    /// Failed attempts charged to an archived upload (its job.json).
+    func attempts(_ spool: String, _ id: String) throws -> Int? {
+        let data = try Data(contentsOf: URL(fileURLWithPath: "\(spool)/archive/\(id)/job.json"))
+        return (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["attempts"] as? Int
     }
 
     /// No secret reaches a job process (the one that decodes strangers' bytes): its environment

@@ -67,6 +67,11 @@ extension JobWorker {
         case .published(let result): return .published(result)
         case .rejected(let code, let message): return .rejected(Reason(code: code, message: message, attempts: job.attempt))
         case .retryable(let code, let message):
+            // A full disk or a CDN root gone is the host's fault: the job goes back uncharged.
+            if let problem = code == "no_space" ? message : HostHealth(cdn: configuration.cdn, minFreeBytes: 0).check().problem {
+                await hostFault(problem)
+                return .released
+            }
             return configuration.retry.end(attempt: job.attempt, Reason(code: code, message: message, attempts: job.attempt))
         case .interrupted: return .released
         }
@@ -102,7 +107,10 @@ extension JobWorker {
                     return
                 }
                 var speed: Double?
-                if case .published(let result) = end { speed = result.speed }
+                if case .published(let result) = end {
+                    speed = result.speed
+                    await published()
+                }
                 metrics.jobEnded(result: end.label, seconds: seconds, realtimeFactor: speed)
                 let metadata: Logger.Metadata = end.reason.map { ["code": "\($0.code)", "message": "\($0.message)"] } ?? ["output": "\(output)"]
                 switch end {

@@ -17,6 +17,11 @@ public actor JobWorker: Service {
     private var draining = false
     /// When expired leases were last rescued and the queue depth last measured.
     private var lastUpkeep: ContinuousClock.Instant?
+    /// Why this host claims nothing now (a full disk, a missing CDN root), if it does not.
+    private var hostProblem: String?
+    /// After a host fault, no claim before this, even if the check passes (doubling pauses).
+    private var hostPausedUntil: ContinuousClock.Instant?
+    private var hostPause = Duration.seconds(5)
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     /// Set once the grace period is over: job processes are stopped and their jobs released.
@@ -101,7 +106,7 @@ public actor JobWorker: Service {
                 }
                 metrics.queueDepth(try await store.depth())
             }
-            if !draining, running.count < configuration.jobs {
+            if !draining, running.count < configuration.jobs, hostReady() {
                 for job in try await store.claim(limit: configuration.jobs - running.count) where !running.contains(job.id) {
                     claims.append(job)
                     running.insert(job.id)
@@ -115,6 +120,35 @@ public actor JobWorker: Service {
         metrics.inFlight(running.count)
         return claims
     }
+
+    /// Checks the host before claiming; says (once per change) why it claims nothing.
+    private func hostReady() -> Bool {
+        let check = HostHealth(cdn: configuration.cdn, minFreeBytes: configuration.minFreeBytes).check()
+        if let free = check.freeBytes { metrics.cdnFree(free) }
+        let paused = hostPausedUntil.map { ContinuousClock.now < $0 } ?? false
+        if let problem = check.problem ?? (paused ? hostProblem : nil) {
+            if problem != hostProblem { logger.warning("host not ready: claiming nothing", metadata: ["why": "\(problem)"]) }
+            hostProblem = problem
+            metrics.hostReady(false, why: problem)
+            return false
+        }
+        if let hostProblem { logger.info("host ready again", metadata: ["was": "\(hostProblem)"]) }
+        hostProblem = nil
+        metrics.hostReady(true, why: nil)
+        return true
+    }
+
+    /// An attempt failed because of the host, not the upload: no claim until the host checks
+    /// out again and a pause (5 s, doubling up to 5 min while faults repeat) has passed.
+    func hostFault(_ problem: String) {
+        logger.warning("host fault: the job goes back uncharged; claiming nothing for now", metadata: ["why": "\(problem)"])
+        hostProblem = problem
+        hostPausedUntil = .now + hostPause
+        hostPause = min(hostPause * 2, .seconds(300))
+        metrics.hostReady(false, why: problem)
+    }
+
+    func published() { hostPause = .seconds(5) }
 
     func finished(_ id: String) {
         running.remove(id)

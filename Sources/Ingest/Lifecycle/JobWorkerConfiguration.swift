@@ -21,6 +21,8 @@ public struct JobWorkerConfiguration: Sendable {
     public var poll: Duration
     /// Record a webhook event with every job's end.
     public var webhooks = false
+    /// Free bytes the CDN's file system must keep for this host to claim (see ``HostHealth``).
+    public var minFreeBytes: Int64 = 0
 
     public init(cdn: String, runner: JobRunner, preset: Preset, jobs: Int, lease: Duration = .seconds(60),
                 retry: RetryPolicy, grace: Duration, poll: Duration = .seconds(1)) {

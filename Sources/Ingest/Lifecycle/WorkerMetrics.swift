@@ -15,7 +15,11 @@ public final class WorkerMetrics: Sendable {
     private let leaseLosses: Counter
     private let watchOverflows: Counter
     private let rescanFinds: Counter
+    private let hostReadyGauge: Gauge
+    private let cdnFreeGauge: Gauge
     private let lastReachable = Mutex(ContinuousClock.now - .seconds(3600))
+    /// Why the host claims nothing now, if it does not.
+    private let hostProblem = Mutex<String?>(nil)
 
     /// `textfile`: where to keep a copy of the exposition (the spool's `metrics.prom`).
     public init(textfile: String? = nil) {
@@ -42,6 +46,12 @@ public final class WorkerMetrics: Sendable {
             descriptor: .init(namespace: "ingestd", metricName: "spool_rescan_found", unitName: "total",
                               helpText: "Uploads found only by the rescan of incoming/, with no inotify event for them (non-zero: a watcher bug)"),
             labels: [])
+        hostReadyGauge = registry.makeGauge(
+            descriptor: .init(namespace: "ingestd", metricName: "host", unitName: "ready",
+                              helpText: "1 while this host may claim (its CDN root is there, writable, with --min-free free)"), labels: [])
+        cdnFreeGauge = registry.makeGauge(
+            descriptor: .init(namespace: "ingestd", metricName: "cdn_free", unitName: "bytes",
+                              helpText: "Free bytes on the CDN root's file system"), labels: [])
         for result in JobEnd.labels { _ = jobs(result) }
         flush()
     }
@@ -84,11 +94,25 @@ public final class WorkerMetrics: Sendable {
         flush()
     }
 
+    func hostReady(_ ready: Bool, why: String?) {
+        let changed = hostProblem.withLock { old in
+            defer { old = why }
+            return old != why
+        }
+        guard changed else { return }
+        hostReadyGauge.set(Double(ready ? 1 : 0))
+        flush()
+    }
+
+    func cdnFree(_ bytes: Int64) { cdnFreeGauge.set(Double(bytes)) }
+
     func storeReachable() { lastReachable.withLock { $0 = .now } }
 
-    /// Whether the job store (the database) answered within `window`.
-    public func isReady(within window: Duration) -> Bool {
-        lastReachable.withLock { ContinuousClock.now - $0 <= window }
+    /// Why this worker is not ready (`/readyz` 503): its host claims nothing, or the job store
+    /// (the database) has not answered within `window`; nil when it is ready.
+    public func notReady(within window: Duration) -> String? {
+        if let problem = hostProblem.withLock({ $0 }) { return "host not ready: \(problem)" }
+        return lastReachable.withLock { ContinuousClock.now - $0 <= window } ? nil : "job store unreachable"
     }
 
     private func flush() {
