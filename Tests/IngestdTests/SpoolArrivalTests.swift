@@ -186,12 +186,20 @@ import Transcode
         #expect(Daemon.entries(incoming).contains("held.mp4"), "not taken while open for writing")
 
         #expect(kill(daemon.pid, SIGSTOP) == 0)
+        // kill() returns before the stop takes effect: wait until every thread is stopped, so
+        // the watcher cannot drain the queue while it is flooded.
+        try Daemon.wait(timeout: 10, "the daemon to stop") {
+            Daemon.entries("/proc/\(daemon.pid)/task").allSatisfy { task in
+                let stat = (try? String(contentsOfFile: "/proc/\(daemon.pid)/task/\(task)/stat", encoding: .utf8)) ?? ""
+                return stat.split(separator: ")").last?.split(separator: " ").first == "T"
+            }
+        }
         // More events than the kernel queues (fs.inotify.max_queued_events): writes alternating
         // between two hidden files, which the kernel cannot merge.
         let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
         let noise: [Int32] = [".noise-a", ".noise-b"].map { (name: String) -> Int32 in open("\(incoming)/\(name)", O_WRONLY | O_CREAT, 0o644) }
-        for index in 0...(limit + 100) { _ = write(noise[index % 2], "x", 1) }
+        for index in 0...(2 * limit) { _ = write(noise[index % 2], "x", 1) }
         noise.forEach { close($0) }
         try held.write(contentsOf: video.dropFirst(10_000))
         try held.close()

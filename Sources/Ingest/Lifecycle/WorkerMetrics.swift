@@ -20,6 +20,8 @@ public final class WorkerMetrics: Sendable {
     private let lastReachable = Mutex(ContinuousClock.now - .seconds(3600))
     /// Why the host claims nothing now, if it does not.
     private let hostProblem = Mutex<String?>(nil)
+    /// One writer of the textfile at a time, so an older snapshot never replaces a newer one.
+    private let writing = Mutex(())
 
     /// `textfile`: where to keep a copy of the exposition (the spool's `metrics.prom`).
     public init(textfile: String? = nil) {
@@ -117,9 +119,11 @@ public final class WorkerMetrics: Sendable {
 
     private func flush() {
         guard let textfile else { return }
-        let temporary = "\(textfile).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        if (try? Data(registry.emitToString().utf8).write(to: URL(fileURLWithPath: temporary))) != nil {
-            rename(temporary, textfile)
+        writing.withLock { _ in
+            let temporary = "\(textfile).tmp-\(getpid())"
+            if (try? Data(registry.emitToString().utf8).write(to: URL(fileURLWithPath: temporary))) != nil {
+                rename(temporary, textfile)
+            }
         }
     }
 }
