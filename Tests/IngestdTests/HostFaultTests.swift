@@ -103,4 +103,27 @@ import Testing
             (try? server.sql("SELECT state FROM ingestd_jobs")) == "published"
         }
     }
+
+    /// SIGTERM is honoured within `--grace` (plus the 5 s a stopped job process is given) even
+    /// when the database went away with a job in flight: the worker does not wait out a lease
+    /// trying to record an end it cannot record (the lease expires; another worker rescues it).
+    @Test(.enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed"))
+    func sigtermWithoutADatabaseIsHonouredWithinTheGrace() throws {
+        let server = try PostgresServer(name: "nodb")
+        let base = Paths.scratch("nodb")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn", input = "\(base)/slow.mp4"
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Paths.sample("portrait_rotated.mp4"), toPath: input)
+        #expect(try Tool.run(Paths.binary, ["submit", "--database", server.url, input]).status == 0)
+        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--jobs", "1", "--poll", "0.5", "--grace", "1"])
+        try Daemon.wait(timeout: 60, "a job in flight") { !Daemon.children(of: worker.pid).isEmpty }
+        try server.stop()
+        sleep(1)
+        let stopping = Date()
+        kill(worker.pid, SIGTERM)
+        try Daemon.wait(timeout: 90, "the worker to exit") { !worker.process.isRunning }
+        let took = Date().timeIntervalSince(stopping)
+        #expect(took < 1 + 5 + 3, "SIGTERM honoured within the grace: \(took) s")
+    }
 }

@@ -78,7 +78,8 @@ extension JobWorker {
     }
 
     /// Records the end, retrying while the store is unreachable (for at most the lease: after
-    /// that the job belongs to whoever rescues it).
+    /// that the job belongs to whoever rescues it; not at all once the grace period is over, so
+    /// a shutdown is never held up by a store that does not answer).
     private nonisolated func record(_ end: JobEnd, of job: ClaimedJob, output: String, seconds: Double, log: Logger) async {
         let deadline = ContinuousClock.now + configuration.lease
         var delay = Duration.milliseconds(200)
@@ -91,15 +92,21 @@ extension JobWorker {
         }
         while true {
             do {
-                let recorded = try await store.finish(job, end, webhook: webhook) {
-                    guard let staging else { return }  // already in place (an earlier attempt's rename)
-                    let staged = StagedDirectory(destination: output, staging: staging)
-                    if FileManager.default.fileExists(atPath: "\(output)/manifest.json") {
-                        staged.discard()
-                    } else {
-                        try staged.publish(synced: true)  // the job process flushed it
+                // Past the grace period the store gets a moment, not a lease: a shutdown is never
+                // held up by a database that does not answer (the job's lease then runs out).
+                let limit = stopFlag.value ? Duration.seconds(2) : configuration.lease
+                let answer = try await withinDeadline(limit) { [store] in
+                    try await store.finish(job, end, webhook: webhook) {
+                        guard let staging else { return }  // already in place (an earlier attempt's rename)
+                        let staged = StagedDirectory(destination: output, staging: staging)
+                        if FileManager.default.fileExists(atPath: "\(output)/manifest.json") {
+                            staged.discard()
+                        } else {
+                            try staged.publish(synced: true)  // the job process flushed it
+                        }
                     }
                 }
+                guard let recorded = answer else { throw StoreTimeout(seconds: limit.seconds) }
                 guard recorded else {
                     if let staging { try? FileManager.default.removeItem(atPath: staging) }
                     metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
@@ -120,7 +127,7 @@ extension JobWorker {
                 }
                 return
             } catch {
-                guard ContinuousClock.now + delay < deadline else {
+                guard !stopFlag.value, ContinuousClock.now + delay < deadline else {
                     if let staging { try? FileManager.default.removeItem(atPath: staging) }
                     log.error("cannot record the job's end; its lease will expire and it will run again", metadata: ["error": "\(error)"])
                     return
@@ -206,4 +213,10 @@ extension JobWorker {
     private nonisolated func removeOwnStaging(_ job: ClaimedJob, output: String) {
         try? FileManager.default.removeItem(atPath: "\(configuration.cdn)/\(StagedDirectory.stagingPrefix(of: job.id))t\(job.token)")
     }
+}
+
+/// A job store call that did not answer in time.
+struct StoreTimeout: Error, CustomStringConvertible {
+    var seconds: Double
+    var description: String { "the job store did not answer within \(seconds) s" }
 }
