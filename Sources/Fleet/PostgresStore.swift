@@ -57,7 +57,14 @@ public struct PostgresStore: JobStore {
     public func claim(limit: Int) async throws -> [ClaimedJob] {
         try await described {
             var claimed: [ClaimedJob] = []
-            while claimed.count < limit, let job = try await queue.claim(worker: worker, lease: lease) { claimed.append(job) }
+            while claimed.count < limit {
+                do {
+                    guard let job = try await queue.claim(worker: worker, lease: lease) else { break }
+                    claimed.append(job)
+                } catch where !claimed.isEmpty {
+                    break  // what is claimed is run; the next claim retries the rest
+                }
+            }
             return claimed
         }
     }

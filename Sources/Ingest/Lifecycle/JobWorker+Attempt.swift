@@ -38,6 +38,7 @@ extension JobWorker {
             return configuration.retry.end(attempt: job.attempt, Reason(code: "internal", message: "cannot prepare the job: \(error)", attempts: job.attempt))
         }
         let directory = job.directory ?? scratch!.path
+        removeStaging(of: job.id, before: job.token)
         if FileManager.default.fileExists(atPath: "\(output)/manifest.json") {
             // Published by an earlier attempt whose worker died before recording it.
             return .published(JSONFile.read(JobResult.self, from: "\(directory)/result.json") ?? JobResult(ok: true))
@@ -57,7 +58,6 @@ extension JobWorker {
         if let refusal = UploadPrecheck.check(job.input, limits: limits) {
             return .rejected(Reason(code: refusal.code, message: refusal.message, attempts: job.attempt))
         }
-        removeStaging(of: job.id, before: job.token)
         let progress = Task { await reportProgress(job, path: "\(directory)/progress.json") }
         defer { progress.cancel() }
         let stop = stopFlag
@@ -128,7 +128,8 @@ extension JobWorker {
                 return
             } catch {
                 guard !stopFlag.value, ContinuousClock.now + delay < deadline else {
-                    if let staging { try? FileManager.default.removeItem(atPath: staging) }
+                    // The staging stays: a finish left running may still publish it; the job's
+                    // next attempt removes it otherwise.
                     log.error("cannot record the job's end; its lease will expire and it will run again", metadata: ["error": "\(error)"])
                     return
                 }

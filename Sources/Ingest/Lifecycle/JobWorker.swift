@@ -107,7 +107,13 @@ public actor JobWorker: Service {
                 metrics.queueDepth(try await store.depth())
             }
             if !draining, running.count < configuration.jobs, hostReady() {
-                for job in try await store.claim(limit: configuration.jobs - running.count) where !running.contains(job.id) {
+                for job in try await store.claim(limit: configuration.jobs - running.count) {
+                    guard !running.contains(job.id) else {
+                        // Rescued and claimed again while its old attempt winds down here: give it
+                        // back uncharged rather than hold it with no one running it.
+                        Task { [store] in _ = try? await store.release(job) }
+                        continue
+                    }
                     claims.append(job)
                     running.insert(job.id)
                 }

@@ -36,7 +36,11 @@ public final class SpoolStore: JobStore {
         for (initial, lock) in spool.adoptOrphans(limit: limit) {
             var record = initial
             record.token = (record.token ?? 0) + 1
-            try spool.update(record)
+            do {
+                try spool.update(record)
+            } catch where !claimed.isEmpty {
+                break  // this one's lock goes with it; what is claimed is run
+            }
             held.withLock { $0[record.id] = lock }
             events.append("attempt", record.id, ["attempt": record.attempts + 1, "pid": Int(getpid())])
             claimed.append(ClaimedJob(id: record.id, token: record.token!, attempt: record.attempts + 1,
