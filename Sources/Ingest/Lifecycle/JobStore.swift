@@ -31,6 +31,10 @@ public protocol JobStore: Sendable {
     func depth() async throws -> Int
     /// Notes an attempt's progress where operators read it (the spool's event log).
     func progress(_ job: ClaimedJob, _ progress: JobProgress) async
+    /// Lets go of a job this worker holds but will record nothing for (its lease was lost, or
+    /// recording its end was given up): the spool's lock goes, as if the holder had died; the
+    /// queue's lease simply runs out.
+    func abandon(_ job: ClaimedJob) async
 }
 
 extension JobStore {
@@ -40,6 +44,8 @@ extension JobStore {
     }
 
     public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {}
+
+    public func abandon(_ job: ClaimedJob) async {}
 
     public func depth() async throws -> Int { try await status().queued }
 }

@@ -19,6 +19,7 @@ extension JobWorker {
         if case .published = end {} else { removeOwnStaging(job, output: output) }
         if lease.value {
             removeOwnStaging(job, output: output)
+            await store.abandon(job)
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
             log.warning("lease lost: the job was given to another worker; nothing published, staging removed")
         } else {
@@ -109,6 +110,7 @@ extension JobWorker {
                 guard let recorded = answer else { throw StoreTimeout(seconds: limit.seconds) }
                 guard recorded else {
                     if let staging { try? FileManager.default.removeItem(atPath: staging) }
+                    await store.abandon(job)
                     metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
                     log.warning("lease lost before recording the end: nothing published or recorded, staging removed")
                     return
@@ -130,6 +132,7 @@ extension JobWorker {
                 guard !stopFlag.value, ContinuousClock.now + delay < deadline else {
                     // The staging stays: a finish left running may still publish it; the job's
                     // next attempt removes it otherwise.
+                    await store.abandon(job)
                     log.error("cannot record the job's end; its lease will expire and it will run again", metadata: ["error": "\(error)"])
                     return
                 }
@@ -137,6 +140,7 @@ extension JobWorker {
                 do {
                     try await Task.sleep(for: delay)
                 } catch {
+                    await store.abandon(job)
                     log.warning("stopped before the job's end was recorded; its lease will expire and it will run again")
                     return
                 }

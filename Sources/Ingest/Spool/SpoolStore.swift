@@ -61,7 +61,7 @@ public final class SpoolStore: JobStore {
     public func finish(_ job: ClaimedJob, _ end: JobEnd, webhook: @escaping @Sendable (JobEnd) -> OutboxEvent?,
                        publish: @escaping @Sendable () async throws -> Void) async throws -> Bool {
         guard var record = holds(job) else { return false }
-        defer { held.withLock { $0.removeValue(forKey: job.id) }?.release() }
+        // The lock is kept when this throws, so that the worker may try again (or abandon it).
         let filed = filed(end, id: job.id)
         // Each event (log line, webhook) is written before the upload is filed: a crash between
         // the two repeats the event on restart (at least once) rather than losing it.
@@ -87,7 +87,12 @@ public final class SpoolStore: JobStore {
         case .released:
             events.append("interrupted", job.id, [:])
         }
+        await abandon(job)
         return true
+    }
+
+    public func abandon(_ job: ClaimedJob) async {
+        held.withLock { $0.removeValue(forKey: job.id) }?.release()
     }
 
     /// `end` with its reason's message naming where the upload is filed, not `work/`.
