@@ -4,9 +4,10 @@ APT_PACKAGES := pkg-config ffmpeg python3 libavformat-dev libavcodec-dev libavut
                 libswresample-dev libswscale-dev libavfilter-dev
 # Independent HLS player for the tests (playbin3 + hlsdemux2); a real PostgreSQL server for the
 # fleet's tests and demo (started by them in a temporary directory, never the system's cluster);
-# libwebp's own tools (webpmux, dwebp) to read the animated preview, which FFmpeg cannot decode.
+# libwebp's own tools (webpmux, dwebp) to read the animated preview, which FFmpeg cannot decode;
+# faults made for real: faketime (a worker's clock off), openssl (the test's own CAs), curl.
 TEST_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
-                 gstreamer1.0-plugins-bad gstreamer1.0-libav postgresql webp
+                 gstreamer1.0-plugins-bad gstreamer1.0-libav postgresql webp faketime openssl curl
 PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfilter
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
@@ -68,7 +69,7 @@ bench-cost: release
 	Benchmarks/cost.sh
 
 test-deps: deps
-	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! command -v faketime >/dev/null || ! command -v openssl >/dev/null || ! command -v curl >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing Debian packages: $(TEST_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
 	fi

@@ -73,7 +73,7 @@ let package = Package(
         // real webhook receiver, a daemon under test.
         .target(name: "IngestdTesting", dependencies: [
             "Transcode", "Ingest", .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py"]),
+        ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py"]),
         .testTarget(name: "IngestdTests", dependencies: [
             "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks",
             .product(name: "PostgresNIO", package: "postgres-nio"),

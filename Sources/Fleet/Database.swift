@@ -2,18 +2,41 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// Where the job queue lives: a `postgres://user:password@host:port/database` URL (from
-/// `--database` or `INGESTD_DATABASE_URL`), turned into a client configuration.
+/// Where the job queue lives: a `postgres://user:password@host:port/database?param=value` URL
+/// (from `--database`, `--database-url-file` or `INGESTD_DATABASE_URL`), turned into a client
+/// configuration. The parameters mean what they mean to libpq: `sslmode` (`disable`, `allow`,
+/// `prefer` (the default), `require`, `verify-ca`, `verify-full`), `sslrootcert` (a PEM file of
+/// trusted CAs; `system` for the system's; with it, `require` verifies as `verify-ca` does),
+/// `connect_timeout` (seconds) and `application_name`.
+///
+/// Every session also gets the timeouts a worker needs on a bad network (``sessionSettings``):
+/// a statement, a lock wait or an open transaction whose client went quiet is ended by the
+/// server, so a lost worker never holds a job row's lock for longer than a few seconds.
 public struct DatabaseURL: Sendable, CustomStringConvertible {
     public let configuration: PostgresClient.Configuration
     /// The same server, for a single connection.
     let connection: PostgresConnection.Configuration
     /// The URL with the password hidden, for logs and messages.
     public let description: String
+    /// The `sslmode` in effect, for messages.
+    public let sslMode: String
+    /// How long one call may take (``JobQueue/timeout``): `--database-timeout`.
+    public var callTimeout: Duration = .seconds(10)
 
     public struct Invalid: Error, CustomStringConvertible {
         public var description: String
     }
+
+    /// Set on every session: `statement_timeout`, `lock_timeout`,
+    /// `idle_in_transaction_session_timeout` and the server's TCP keepalives.
+    public static let sessionSettings: [(String, String)] = [
+        ("statement_timeout", "30s"),
+        ("lock_timeout", "10s"),
+        ("idle_in_transaction_session_timeout", "30s"),
+        ("tcp_keepalives_idle", "30"),
+        ("tcp_keepalives_interval", "10"),
+        ("tcp_keepalives_count", "3"),
+    ]
 
     public init(_ string: String) throws {
         guard let url = URLComponents(string: string), ["postgres", "postgresql"].contains(url.scheme ?? ""),
@@ -23,15 +46,59 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         let port = url.port ?? 5432
         guard (1...65535).contains(port) else { throw Invalid(description: "database URL: port \(port) is out of range") }
         let database = url.path.isEmpty ? nil : String(url.path.dropFirst())
+        var parameters: [String: String] = [:]
+        for item in url.queryItems ?? [] { parameters[item.name] = item.value ?? "" }
+        let known: Set = ["sslmode", "sslrootcert", "connect_timeout", "application_name"]
+        if let unknown = parameters.keys.sorted().first(where: { !known.contains($0) }) {
+            throw Invalid(description: "database URL: unsupported parameter \(unknown) (supported: \(known.sorted().joined(separator: ", ")))")
+        }
+        sslMode = parameters["sslmode"] ?? "prefer"
+        let tls = try Self.tls(mode: sslMode, rootCertificate: parameters["sslrootcert"])
+        let clientTLS: PostgresClient.Configuration.TLS = tls.map { $0.required ? .require($0.configuration) : .prefer($0.configuration) } ?? .disable
+        let connectionTLS: PostgresConnection.Configuration.TLS = try tls.map {
+            let context = try NIOSSLContext(configuration: $0.configuration)
+            return $0.required ? .require(context) : .prefer(context)
+        } ?? .disable
+        var timeout = Duration.seconds(10)
+        if let text = parameters["connect_timeout"] {
+            guard let seconds = Int(text), seconds >= 0 else { throw Invalid(description: "database URL: connect_timeout must be whole seconds, got \(text)") }
+            if seconds > 0 { timeout = .seconds(max(2, seconds)) }  // libpq: 0 is no limit, at least 2
+        }
+        var startup = Self.sessionSettings
+        startup.append(("application_name", parameters["application_name"] ?? "ingestd"))
+
         var configuration = PostgresClient.Configuration(host: host, port: port, username: url.user ?? "postgres",
-                                                         password: url.password, database: database, tls: .disable)
-        configuration.options.connectTimeout = .seconds(5)
+                                                         password: url.password, database: database, tls: clientTLS)
+        configuration.options.connectTimeout = timeout
+        configuration.options.additionalStartupParameters = startup
         self.configuration = configuration
         var connection = PostgresConnection.Configuration(host: host, port: port, username: url.user ?? "postgres",
-                                                          password: url.password, database: database, tls: .disable)
-        connection.options.connectTimeout = .seconds(5)
+                                                          password: url.password, database: database, tls: connectionTLS)
+        connection.options.connectTimeout = .init(timeout)
+        connection.options.additionalStartupParameters = startup
         self.connection = connection
         description = "postgres://\(url.user ?? "postgres")@\(host):\(port)/\(database ?? "")"
+    }
+
+    /// libpq's `sslmode`: nil for `disable`; `required` is false for `allow` and `prefer`
+    /// (encrypted when the server offers it, plain otherwise).
+    private static func tls(mode: String, rootCertificate: String?) throws -> (configuration: TLSConfiguration, required: Bool)? {
+        switch mode {
+        case "disable": return nil
+        case "allow", "prefer", "require", "verify-ca", "verify-full": break
+        default:
+            throw Invalid(description: "database URL: sslmode must be disable, allow, prefer, require, verify-ca or verify-full, got \(mode)")
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        let verify = mode == "verify-ca" || mode == "verify-full" || (mode == "require" && rootCertificate != nil)
+        tls.certificateVerification = !verify ? .none : mode == "verify-full" ? .fullVerification : .noHostnameVerification
+        if verify, let rootCertificate, rootCertificate != "system" {
+            guard FileManager.default.isReadableFile(atPath: rootCertificate) else {
+                throw Invalid(description: "database URL: sslrootcert \(rootCertificate) cannot be read")
+            }
+            tls.trustRoots = .file(rootCertificate)
+        }
+        return (tls, mode != "allow" && mode != "prefer")
     }
 
     /// A client for this database; run it (``withClient(_:logger:_:)`` does) before using it.
@@ -63,7 +130,14 @@ public func describeDatabaseError(_ error: any Error) -> String {
     if let transaction = error as? PostgresTransactionError {
         return describeDatabaseError(transaction.closureError ?? transaction.commitError ?? transaction.beginError ?? transaction.rollbackError ?? error)
     }
+    if let tls = error as? NIOSSLError { return "TLS handshake failed: \(tls)" }
     guard let psql = error as? PSQLError else { return "\(error)" }
+    if psql.code == .sslUnsupported {
+        return "TLS refused: the server does not offer TLS, and the URL's sslmode requires it"
+    }
+    if let underlying = psql.underlying, underlying is NIOSSLError || underlying is BoringSSLError {
+        return "TLS handshake failed (is sslrootcert the CA that signed the server's certificate, and the host the name in it?): \(underlying)"
+    }
     if let info = psql.serverInfo, let message = info[.message] {
         return "\(message) (SQLSTATE \(info[.sqlState] ?? "?"))"
     }

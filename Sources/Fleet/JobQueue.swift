@@ -11,13 +11,17 @@ import PostgresNIO
 public struct JobQueue: Sendable {
     public let client: PostgresClient
     let logger: Logger
+    /// How long one call (a claim, a heartbeat, an end's transaction) may take before its
+    /// connection is closed and the call fails (``DatabaseTimeout``).
+    public let timeout: Duration
 
     /// The notification channel workers listen on; `submit` and retries notify it.
     public static let channel = "ingestd_jobs"
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, logger: Logger, timeout: Duration = .seconds(15)) {
         self.client = client
         self.logger = logger
+        self.timeout = timeout
     }
 
     /// A new job: an upload on shared storage and the preset to encode it with.
@@ -48,7 +52,7 @@ public struct JobQueue: Sendable {
     /// Queues `jobs` in one transaction (all or none) and wakes idle workers. A job whose id is
     /// already queued is left as it is, so a producer that died after queueing may queue again.
     public func enqueue(_ jobs: [Submission]) async throws {
-        try await client.withTransaction(logger: logger) { connection in
+        try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
             var anyNew = false
             for job in jobs {
                 let inserted = try await connection.query("""
@@ -73,21 +77,25 @@ public struct JobQueue: Sendable {
     /// Claims the oldest due job for `worker`, leased for `lease`; nil when none is due. One
     /// statement (the claim and its event), so one commit.
     public func claim(worker: String, lease: Duration) async throws -> ClaimedJob? {
-        let rows = try await client.execute(QueueStatements.Claim(worker: worker, leaseSeconds: lease.seconds), logger: logger)
-        for try await (id, token, attempts, input, kind, preset) in rows {
-            let source: TranscodeJob.Input = kind == Submission.Kind.soleEntryOf.rawValue ? .soleEntry(of: input) : .path(input)
-            return ClaimedJob(id: id, token: token, attempt: attempts, input: source, preset: preset)
+        try await client.withConnection(within: timeout) { [logger] connection in
+            let rows = try await connection.execute(QueueStatements.Claim(worker: worker, leaseSeconds: lease.seconds), logger: logger)
+            for try await (id, token, attempts, input, kind, preset) in rows {
+                let source: TranscodeJob.Input = kind == Submission.Kind.soleEntryOf.rawValue ? .soleEntry(of: input) : .path(input)
+                return ClaimedJob(id: id, token: token, attempt: attempts, input: source, preset: preset)
+            }
+            return nil
         }
-        return nil
     }
 
     /// Renews the lease of an attempt; false when the attempt no longer owns the job (its lease
     /// expired and the job was given to another attempt, or it ended).
     public func heartbeat(_ claim: ClaimedJob, lease: Duration) async throws -> Bool {
-        let rows = try await client.execute(QueueStatements.Heartbeat(leaseSeconds: lease.seconds, id: claim.id, token: claim.token),
-                                            logger: logger)
-        for try await _ in rows { return true }
-        return false
+        try await client.withConnection(within: timeout) { [logger] connection in
+            let rows = try await connection.execute(QueueStatements.Heartbeat(leaseSeconds: lease.seconds, id: claim.id, token: claim.token),
+                                                    logger: logger)
+            for try await _ in rows { return true }
+            return false
+        }
     }
 
     /// Puts jobs whose lease ran out back in the queue (or fails them once they used up
@@ -97,35 +105,37 @@ public struct JobQueue: Sendable {
         let reason = #"{"code": "lease_expired", "message": "the worker stopped renewing its lease (died, froze or lost the database)"}"#
         // The event body is built here in SQL (the rows are only known inside the statement); it
         // has the shape of ``UploadEvent/refused(_:job:uploadID:code:message:attempts:at:)``.
-        let rows = try await client.query("""
-            WITH rescued AS (
-                UPDATE ingestd_jobs
-                   SET state = CASE WHEN attempts >= \(maxAttempts) THEN 'failed' ELSE 'queued' END,
-                       reason = CASE WHEN attempts >= \(maxAttempts) THEN \(reason)::jsonb ELSE reason END,
-                       finished_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
-                       run_at = now(), lease_until = NULL, updated_at = now()
-                 WHERE id IN (SELECT id FROM ingestd_jobs WHERE state = 'running' AND lease_until < now()
-                               LIMIT 100 FOR UPDATE SKIP LOCKED)
-                RETURNING id, state, attempts, reason
-            ), hooks AS (
-                INSERT INTO ingestd_webhooks (id, job_id, type, body)
-                SELECT 'msg_' || id || '_failed', id, 'upload.failed',
-                       jsonb_build_object('type', 'upload.failed',
-                                          'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                                          'data', jsonb_build_object('id', id, 'attempts', attempts,
-                                                                     'reason', reason - 'attempts'))::text
-                  FROM rescued WHERE state = 'failed' AND \(webhooks)
-                ON CONFLICT (id) DO NOTHING
-            )
-            SELECT id, state FROM rescued
-            """, logger: logger)
-        var rescued: [String] = []
-        for try await (id, state) in rows.decode((String, String).self) {
-            rescued.append(id)
-            try await event(id, "lease_lost", ["now": state])
+        return try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
+            let rows = try await connection.query("""
+                WITH rescued AS (
+                    UPDATE ingestd_jobs
+                       SET state = CASE WHEN attempts >= \(maxAttempts) THEN 'failed' ELSE 'queued' END,
+                           reason = CASE WHEN attempts >= \(maxAttempts) THEN \(reason)::jsonb ELSE reason END,
+                           finished_at = CASE WHEN attempts >= \(maxAttempts) THEN now() END,
+                           run_at = now(), lease_until = NULL, updated_at = now()
+                     WHERE id IN (SELECT id FROM ingestd_jobs WHERE state = 'running' AND lease_until < now()
+                                   LIMIT 100 FOR UPDATE SKIP LOCKED)
+                    RETURNING id, state, attempts, reason
+                ), hooks AS (
+                    INSERT INTO ingestd_webhooks (id, job_id, type, body)
+                    SELECT 'msg_' || id || '_failed', id, 'upload.failed',
+                           jsonb_build_object('type', 'upload.failed',
+                                              'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                                              'data', jsonb_build_object('id', id, 'attempts', attempts,
+                                                                         'reason', reason - 'attempts'))::text
+                      FROM rescued WHERE state = 'failed' AND \(webhooks)
+                    ON CONFLICT (id) DO NOTHING
+                )
+                SELECT id, state FROM rescued
+                """, logger: logger)
+            var rescued: [String] = []
+            for try await (id, state) in rows.decode((String, String).self) {
+                rescued.append(id)
+                try await event(id, "lease_lost", ["now": state], on: connection)
+            }
+            if !rescued.isEmpty { try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
+            return rescued
         }
-        if !rescued.isEmpty { try await client.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
-        return rescued
     }
 
     /// Why a fenced write did not happen.
@@ -141,21 +151,29 @@ public struct JobQueue: Sendable {
     /// never runs.
     /// With `event`, the `upload.published` webhook is recorded in the same transaction.
     public func publish(_ claim: ClaimedJob, output: String, manifest: String, event: OutboxEvent? = nil,
-                        _ publish: @Sendable () async throws -> Void) async throws {
-        do {
-            try await client.withTransaction(logger: logger) { connection in
-                // Marks the job published only if this attempt still holds it; the row stays
-                // locked until the commit, so no rescue or claim can slip in before the rename.
-                let owned = try await connection.execute(
-                    QueueStatements.Publish(output: output, manifest: manifest, id: claim.id, token: claim.token), logger: logger)
-                var holds = false
-                for try await _ in owned { holds = true }
-                guard holds else { throw FenceLost(id: claim.id, token: claim.token) }
-                if let event { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
-                try await publish()  // a throw rolls the row back to `running`
-            }
-        } catch let error as PostgresTransactionError {
-            throw error.closureError ?? error.commitError ?? error.beginError ?? error
+                        _ publish: @escaping @Sendable () async throws -> Void) async throws {
+        try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
+            // Marks the job published only if this attempt still holds it; the row stays
+            // locked until the commit, so no rescue or claim can slip in before the rename.
+            let owned = try await connection.execute(
+                QueueStatements.Publish(output: output, manifest: manifest, id: claim.id, token: claim.token), logger: logger)
+            var holds = false
+            for try await _ in owned { holds = true }
+            guard holds else { throw FenceLost(id: claim.id, token: claim.token) }
+            if let event { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
+            try await publish()  // a throw rolls the row back to `running`
+        }
+    }
+
+    /// Whether this attempt's publish was recorded (after its transaction failed without saying
+    /// whether the COMMIT happened).
+    public func isPublished(_ claim: ClaimedJob) async throws -> Bool {
+        try await client.withConnection(within: timeout) { [logger] connection in
+            let rows = try await connection.query("""
+                SELECT 1 FROM ingestd_jobs WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'published'
+                """, logger: logger)
+            for try await _ in rows { return true }
+            return false
         }
     }
 
@@ -164,12 +182,8 @@ public struct JobQueue: Sendable {
     /// when the fence was lost (nothing written). `webhook` is recorded in the same transaction.
     @discardableResult
     public func finish(_ claim: ClaimedJob, _ end: JobEnd, event webhook: OutboxEvent? = nil) async throws -> String? {
-        do {
-            return try await client.withTransaction(logger: logger) { connection in
-                try await finish(claim, end, webhook: webhook, on: connection)
-            }
-        } catch let error as PostgresTransactionError {
-            throw error.closureError ?? error.commitError ?? error.beginError ?? error
+        try await client.withTransaction(within: timeout, logger: logger) { connection in
+            try await finish(claim, end, webhook: webhook, on: connection)
         }
     }
 
@@ -214,14 +228,10 @@ public struct JobQueue: Sendable {
     }
 
     /// Appends to the job's event log (`ingestd_job_events`), the queue's `events.ndjson`.
-    func event(_ id: String, _ name: String, _ data: [String: String], on connection: PostgresConnection? = nil) async throws {
+    func event(_ id: String, _ name: String, _ data: [String: String], on connection: PostgresConnection) async throws {
         let json = String(decoding: try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]), as: UTF8.self)
-        let query: PostgresQuery = "INSERT INTO ingestd_job_events (job_id, event, data) VALUES (\(id), \(name), \(json)::jsonb)"
-        if let connection {
-            try await connection.query(query, logger: logger)
-        } else {
-            try await client.query(query, logger: logger)
-        }
+        try await connection.query("INSERT INTO ingestd_job_events (job_id, event, data) VALUES (\(id), \(name), \(json)::jsonb)",
+                                   logger: logger)
     }
 
     static func reason(code: String, message: String, attempts: Int) -> String {

@@ -73,6 +73,10 @@ public struct PostgresStore: JobStore {
         try await described { try await queue.heartbeat(job, lease: lease) }
     }
 
+    /// A publish whose transaction fails after the rename (its COMMIT refused or unanswered) is
+    /// checked against the row: unless the end was recorded after all, the output is withdrawn
+    /// to its staging name, so the CDN never shows a job the database does not call published.
+    /// When the row cannot be read either, the output stays, and the job's next attempt adopts it.
     public func finish(_ job: ClaimedJob, _ end: JobEnd, webhook: @escaping @Sendable (JobEnd) -> OutboxEvent?,
                        publish: @escaping @Sendable () async throws -> Void) async throws -> Bool {
         do {
@@ -83,7 +87,17 @@ public struct PostgresStore: JobStore {
                 let output = "\(cdn)/\(job.id)"
                 let manifest = FileManager.default.contents(atPath: "\(output)/manifest.json")
                     ?? result.staging.flatMap { FileManager.default.contents(atPath: "\($0)/manifest.json") } ?? Data("{}".utf8)
-                try await queue.publish(job, output: output, manifest: String(decoding: manifest, as: UTF8.self), event: webhook(end), publish)
+                // Output already in view is an earlier attempt's: adopted, never withdrawn.
+                let renames = result.staging != nil && !FileManager.default.fileExists(atPath: "\(output)/manifest.json")
+                do {
+                    try await queue.publish(job, output: output, manifest: String(decoding: manifest, as: UTF8.self), event: webhook(end), publish)
+                } catch let error where !(error is JobQueue.FenceLost) {
+                    guard renames, let staging = result.staging, FileManager.default.fileExists(atPath: "\(output)/manifest.json"),
+                          !FileManager.default.fileExists(atPath: staging) else { throw error }
+                    if try await queue.isPublished(job) { return true }
+                    try StagedDirectory(destination: output, staging: staging).withdraw()
+                    throw error
+                }
                 return true
             }
         } catch is JobQueue.FenceLost {
@@ -96,13 +110,17 @@ public struct PostgresStore: JobStore {
     }
 
     public func status() async throws -> JobStoreStatus {
-        try await described { try await Self.status(queue.client, logger: queue.logger) }
+        try await described {
+            try await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
+                try await Self.status(connection, logger: logger)
+            }
+        }
     }
 
     /// Jobs by state, from one `GROUP BY` over the table.
-    public static func status(_ client: PostgresClient, logger: Logger) async throws -> JobStoreStatus {
+    public static func status(_ connection: PostgresConnection, logger: Logger) async throws -> JobStoreStatus {
         var status = JobStoreStatus()
-        let rows = try await client.query("SELECT state, count(*)::bigint FROM ingestd_jobs GROUP BY state", logger: logger)
+        let rows = try await connection.query("SELECT state, count(*)::bigint FROM ingestd_jobs GROUP BY state", logger: logger)
         for try await (state, count) in rows.decode((String, Int64).self) {
             switch state {
             case "queued": status.queued = Int(count)
@@ -118,13 +136,16 @@ public struct PostgresStore: JobStore {
 
     public func depth() async throws -> Int {
         try await described {
-            let rows = try await queue.client.query("SELECT count(*)::bigint FROM ingestd_jobs WHERE state = 'queued'", logger: queue.logger)
-            for try await count in rows.decode(Int64.self) { return Int(count) }
-            return 0
+            try await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
+                let rows = try await connection.query("SELECT count(*)::bigint FROM ingestd_jobs WHERE state = 'queued'", logger: logger)
+                for try await count in rows.decode(Int64.self) { return Int(count) }
+                return 0
+            }
         }
     }
 
     /// Runs `body`, turning a database error into a one-line ``QueueError`` (fence losses pass).
+    @discardableResult
     private func described<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()

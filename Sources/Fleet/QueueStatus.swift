@@ -30,11 +30,15 @@ public struct QueueStatus: Codable, Sendable {
 
     /// Reads the counts and the `limit` most recently changed jobs.
     public static func read(_ client: PostgresClient, limit: Int, logger: Logger) async throws -> QueueStatus {
-        let states = try await PostgresStore.status(client, logger: logger)
+        try await client.withConnection(within: .seconds(30)) { try await read($0, limit: limit, logger: logger) }
+    }
+
+    private static func read(_ connection: PostgresConnection, limit: Int, logger: Logger) async throws -> QueueStatus {
+        let states = try await PostgresStore.status(connection, logger: logger)
         let counts = ["queued": states.queued, "running": states.running, "published": states.published,
                       "rejected": states.rejected, "failed": states.failed]
         var jobs: [Job] = []
-        let rows = try await client.query("""
+        let rows = try await connection.query("""
             SELECT id, state, attempts, input, output, reason::text, worker FROM ingestd_jobs
              ORDER BY updated_at DESC, id LIMIT \(limit)
             """, logger: logger)
@@ -43,21 +47,21 @@ public struct QueueStatus: Codable, Sendable {
             let decoded = reason.flatMap { try? JSONDecoder().decode(Reason.self, from: Data($0.utf8)) }
             jobs.append(Job(id: id, state: state, attempts: attempts, input: input, output: output, reason: decoded, worker: worker))
         }
-        return QueueStatus(states: states, counts: counts, jobs: jobs, webhooks: try await webhooks(client, logger: logger))
+        return QueueStatus(states: states, counts: counts, jobs: jobs, webhooks: try await webhooks(connection, logger: logger))
     }
 
-    private static func webhooks(_ client: PostgresClient, logger: Logger) async throws -> OutboxStatus? {
+    private static func webhooks(_ connection: PostgresConnection, logger: Logger) async throws -> OutboxStatus? {
         var exists = false
-        for try await present in try await client.query("SELECT to_regclass('ingestd_webhooks') IS NOT NULL", logger: logger)
+        for try await present in try await connection.query("SELECT to_regclass('ingestd_webhooks') IS NOT NULL", logger: logger)
             .decode(Bool.self) { exists = present }
         guard exists else { return nil }
         var counts: [String: Int] = [:]
-        for try await (state, count) in try await client.query("SELECT state, count(*)::bigint FROM ingestd_webhooks GROUP BY state",
+        for try await (state, count) in try await connection.query("SELECT state, count(*)::bigint FROM ingestd_webhooks GROUP BY state",
                                                                 logger: logger).decode((String, Int64).self) {
             counts[state] = Int(count)
         }
         var undelivered: [OutboxStatus.Entry] = []
-        let rows = try await client.query("""
+        let rows = try await connection.query("""
             SELECT id, type, attempts, CASE WHEN state = 'pending' THEN next_attempt_at END, last_error FROM ingestd_webhooks
              WHERE state <> 'delivered' ORDER BY state DESC, next_attempt_at LIMIT 20
             """, logger: logger)

@@ -15,11 +15,15 @@ struct DatabaseOption: ParsableArguments {
     @Option(help: ArgumentHelp("File holding the PostgreSQL URL (with its password), e.g. a mounted secret.", valueName: "file"))
     var databaseUrlFile: String?
 
+    @Option(help: ArgumentHelp("Seconds one database call may take before its connection is closed and the call fails (a silent network, a frozen server).", valueName: "seconds"))
+    var databaseTimeout: Double = 10
+
     /// Whether a database is configured (the file is read only by ``resolve()``).
     var isGiven: Bool { database != nil || databaseUrlFile != nil || ProcessInfo.processInfo.environment["INGESTD_DATABASE_URL"] != nil }
 
     func validate() throws {
         guard database == nil || databaseUrlFile == nil else { throw ValidationError("give --database or --database-url-file, not both") }
+        guard databaseTimeout >= 0.5 else { throw ValidationError("--database-timeout must be at least 0.5 seconds") }
     }
 
     func resolve() throws -> DatabaseURL {
@@ -35,7 +39,9 @@ struct DatabaseOption: ParsableArguments {
         }
         guard let url else { throw ValidationError("--database URL, --database-url-file FILE or INGESTD_DATABASE_URL is required") }
         do {
-            return try DatabaseURL(url)
+            var resolved = try DatabaseURL(url)
+            resolved.callTimeout = .milliseconds(Int64(databaseTimeout * 1000))
+            return resolved
         } catch {
             throw ValidationError("\(error)")
         }

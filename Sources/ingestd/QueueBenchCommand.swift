@@ -23,7 +23,7 @@ struct QueueBenchCommand: AsyncParsableCommand {
         let (jobs, claimers, pickups, planRows) = (jobs, claimers, pickups, planRows)
         let report = try await database.withClient(logger: logger) { client -> [String: String] in
             try await QueueSchema.migrate(client, logger: logger)
-            let queue = JobQueue(client: client, logger: logger)
+            let queue = JobQueue(client: client, logger: logger, timeout: database.callTimeout)
             let throughput = try await QueueBenchmark.throughput(queue, jobs: jobs, claimers: claimers, logger: logger)
             let pickup = try await QueueBenchmark.pickup(queue, rounds: pickups, logger: logger).sorted()
             let plan = try await QueueBenchmark.claimPlan(queue, rows: planRows, logger: logger)

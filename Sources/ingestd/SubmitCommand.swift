@@ -58,7 +58,7 @@ struct SubmitCommand: AsyncParsableCommand {
         do {
             try await database.withClient(logger: logger) { client in
                 try await QueueSchema.migrate(client, logger: logger)
-                try await JobQueue(client: client, logger: logger).enqueue(queued)
+                try await JobQueue(client: client, logger: logger, timeout: database.callTimeout).enqueue(queued)
             }
         } catch {
             throw Report.fail(QueueUnavailable(database: database, error: error), json: json)

@@ -88,12 +88,12 @@ struct WatchCommand: AsyncParsableCommand {
         } else {
             let database = try databaseOption.resolve()
             let client = database.makeClient(logger: logger)
-            let queue = JobQueue(client: client, logger: logger)
+            let queue = JobQueue(client: client, logger: logger, timeout: database.callTimeout)
             try await Self.migrate(database)
             handOff = QueueHandOff(queue: queue, preset: String(decoding: preset.canonicalJSON(), as: UTF8.self))
             services.append(.init(service: client))
             if let endpoint {
-                services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger), logger: logger)))
+                services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger, timeout: database.callTimeout), logger: logger)))
             }
             store = options.jobs == 0 ? nil : PostgresStore(queue: queue, lease: configuration.lease, maxAttempts: options.maxAttempts,
                                                            cdn: configuration.cdn, webhooks: configuration.webhooks)

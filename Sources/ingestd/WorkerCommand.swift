@@ -61,11 +61,11 @@ struct WorkerCommand: AsyncParsableCommand {
         let client = database.makeClient(logger: logger)
         let metrics = WorkerMetrics()
         let configuration = options.configuration(preset: .builtIn, presetArgument: "default", lease: .seconds(lease), poll: .seconds(poll))
-        let store = PostgresStore(queue: JobQueue(client: client, logger: logger), lease: configuration.lease,
+        let store = PostgresStore(queue: JobQueue(client: client, logger: logger, timeout: min(database.callTimeout, configuration.lease / 4)), lease: configuration.lease,
                                   maxAttempts: options.maxAttempts, cdn: configuration.cdn, webhooks: configuration.webhooks)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client)]
         if let endpoint {
-            services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger), logger: logger)))
+            services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger, timeout: database.callTimeout), logger: logger)))
         }
         services.append(.init(service: JobWorker(store: store, configuration: configuration, metrics: metrics, logger: logger),
                               successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup))

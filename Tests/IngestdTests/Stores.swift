@@ -151,12 +151,18 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
 final class WorkerProcess {
     let process = Process()
 
-    init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: Paths.binary)
-        process.arguments = arguments
+    /// `log`: where its standard error (its log) goes; `environment`: added to the test's.
+    init(_ arguments: [String], log: String? = nil, launcher: [String] = []) throws {
+        process.executableURL = URL(fileURLWithPath: launcher.first.map { "/usr/bin/\($0)" } ?? Paths.binary)
+        process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Paths.binary]) + arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        if let log {
+            FileManager.default.createFile(atPath: log, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: log)
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
     }
 

@@ -61,6 +61,16 @@ public struct StagedDirectory: Sendable {
         try Durability.syncDirectory(URL(fileURLWithPath: destination).deletingLastPathComponent().path)
     }
 
+    /// Undoes ``publish(synced:while:)``: the destination goes back to its staging name, for a
+    /// publish whose end the store is known not to have recorded (nothing stays in view that
+    /// the database does not call published).
+    public func withdraw() throws {
+        guard rename(destination, staging) == 0 else {
+            throw IngestError.cannotWrite(path: destination, reason: "cannot withdraw: \(String(cString: strerror(errno)))")
+        }
+        try Durability.syncDirectory(URL(fileURLWithPath: destination).deletingLastPathComponent().path)
+    }
+
     /// Removes whatever was staged.
     public func discard() {
         try? FileManager.default.removeItem(atPath: staging)

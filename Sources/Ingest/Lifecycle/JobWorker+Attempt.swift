@@ -23,7 +23,7 @@ extension JobWorker {
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
             log.warning("lease lost: the job was given to another worker; nothing published, staging removed")
         } else {
-            await record(end, of: job, output: output, seconds: seconds, log: log)
+            await record(end, of: job, output: output, lease: lease, seconds: seconds, log: log)
         }
         heartbeat.cancel()
         await finished(job.id)
@@ -78,10 +78,10 @@ extension JobWorker {
         }
     }
 
-    /// Records the end, retrying while the store is unreachable (for at most the lease: after
-    /// that the job belongs to whoever rescues it; not at all once the grace period is over, so
-    /// a shutdown is never held up by a store that does not answer).
-    private nonisolated func record(_ end: JobEnd, of job: ClaimedJob, output: String, seconds: Double, log: Logger) async {
+    /// Records the end, retrying while the store is unreachable: for at most the lease, and not
+    /// after the renewal deadline passed (`lease` is set: the job may soon be someone else's) or
+    /// the grace period is over (a shutdown is never held up by a store that does not answer).
+    private nonisolated func record(_ end: JobEnd, of job: ClaimedJob, output: String, lease: StopFlag, seconds: Double, log: Logger) async {
         let deadline = ContinuousClock.now + configuration.lease
         var delay = Duration.milliseconds(200)
         let staging: String? = if case .published(let result) = end { result.staging } else { nil }
@@ -129,7 +129,7 @@ extension JobWorker {
                 }
                 return
             } catch {
-                guard !stopFlag.value, ContinuousClock.now + delay < deadline else {
+                guard !stopFlag.value, !lease.value, ContinuousClock.now + delay < deadline else {
                     // The staging stays: a finish left running may still publish it; the job's
                     // next attempt removes it otherwise.
                     await store.abandon(job)
@@ -167,18 +167,20 @@ extension JobWorker {
         }
     }
 
-    /// Renews the lease every third of it. A renewal refused means the job was given away;
-    /// renewals that keep failing for a whole lease mean it may have been: either way the job
-    /// process is stopped (`lost` is set).
+    /// Renews the lease every third of it. A renewal refused means the job was given away; no
+    /// renewal for half a lease (the renewal deadline: the store is unreachable) means it may
+    /// be soon: either way the job process is stopped (`lost` is set) and its staging removed,
+    /// before anyone else can hold the job.
     private nonisolated func keepLease(_ job: ClaimedJob, lost: StopFlag, log: Logger) async {
-        let every = configuration.lease / 3
         var lastRenewal = ContinuousClock.now
+        var every = configuration.lease / 3
         while !Task.isCancelled {
             try? await Task.sleep(for: every)
             if Task.isCancelled { return }
             do {
                 if try await store.renew(job) {
                     lastRenewal = .now
+                    every = configuration.lease / 3
                     metrics.storeReachable()
                 } else {
                     lost.set()
@@ -187,11 +189,14 @@ extension JobWorker {
                     return
                 }
             } catch {
-                if ContinuousClock.now - lastRenewal >= configuration.lease {
+                metrics.storeUnreachable("\(error)")
+                if ContinuousClock.now - lastRenewal >= configuration.lease / 2 {
                     lost.set()
-                    log.warning("lease not renewed for a whole lease period: stopping the job process", metadata: ["error": "\(error)"])
+                    log.warning("lease not renewed for half a lease: stopping the job process, its work is abandoned",
+                                metadata: ["error": "\(error)"])
                     return
                 }
+                every = min(configuration.lease / 3, .seconds(1))  // try again soon
             }
         }
     }

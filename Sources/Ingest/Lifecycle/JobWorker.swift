@@ -121,6 +121,7 @@ public actor JobWorker: Service {
             metrics.storeReachable()
         } catch {
             lastUpkeep = nil
+            metrics.storeUnreachable("\(error)")
             logger.warning("job store unreachable; will retry", metadata: ["error": "\(error)"])
         }
         metrics.inFlight(running.count)

@@ -18,6 +18,8 @@ public final class WorkerMetrics: Sendable {
     private let hostReadyGauge: Gauge
     private let cdnFreeGauge: Gauge
     private let lastReachable = Mutex(ContinuousClock.now - .seconds(3600))
+    /// Why the last call to the job store failed, until one succeeds.
+    private let storeProblem = Mutex<String?>(nil)
     /// Why the host claims nothing now, if it does not.
     private let hostProblem = Mutex<String?>(nil)
     /// One writer of the textfile at a time, so an older snapshot never replaces a newer one.
@@ -108,12 +110,18 @@ public final class WorkerMetrics: Sendable {
 
     func cdnFree(_ bytes: Int64) { cdnFreeGauge.set(Double(bytes)) }
 
-    func storeReachable() { lastReachable.withLock { $0 = .now } }
+    func storeReachable() {
+        lastReachable.withLock { $0 = .now }
+        storeProblem.withLock { $0 = nil }
+    }
 
-    /// Why this worker is not ready (`/readyz` 503): its host claims nothing, or the job store
-    /// (the database) has not answered within `window`; nil when it is ready.
+    func storeUnreachable(_ why: String) { storeProblem.withLock { $0 = why } }
+
+    /// Why this worker is not ready (`/readyz` 503): its host claims nothing, the job store's
+    /// last call failed, or it has not answered within `window`; nil when it is ready.
     public func notReady(within window: Duration) -> String? {
         if let problem = hostProblem.withLock({ $0 }) { return "host not ready: \(problem)" }
+        if let problem = storeProblem.withLock({ $0 }) { return "job store unreachable: \(problem)" }
         return lastReachable.withLock { ContinuousClock.now - $0 <= window } ? nil : "job store unreachable"
     }
 

@@ -1,0 +1,69 @@
+import Foundation
+import PostgresNIO
+import Synchronization
+import Transcode
+
+/// A database call that did not answer within its deadline (a silent network path, a frozen
+/// server): its connection was closed, so nothing it started can go on behind the caller's back.
+public struct DatabaseTimeout: Error, CustomStringConvertible {
+    public var seconds: Double
+    public var description: String { "the database did not answer within \(seconds.formatted()) s (connection closed)" }
+}
+
+extension PostgresClient {
+    /// Runs `body` on one pooled connection, for at most `limit`. When the limit passes, the wait
+    /// for a connection is cancelled or the connection is closed, which fails the query in flight
+    /// (postgres-nio's queries cannot be cancelled, and a path that drops packets without a reset
+    /// would hold them for ever); the server ends the session's open transaction by itself
+    /// (`idle_in_transaction_session_timeout`, see ``DatabaseURL``).
+    public func withConnection<T: Sendable>(within limit: Duration,
+                                            _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let held = HeldConnection()
+        return try await withThrowingTaskGroup(of: DeadlineOutcome<T>.self) { group in
+            group.addTask {
+                try await self.withConnection { connection in
+                    held.set(connection)
+                    defer { held.set(nil) }
+                    return .done(try await body(connection))
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return .timedOut
+            }
+            defer { group.cancelAll() }
+            switch try await group.next()! {
+            case .done(let value):
+                return value
+            case .timedOut:
+                if let connection = held.get() { _ = connection.close() as EventLoopFuture<Void> }
+                throw DatabaseTimeout(seconds: limit.seconds)
+            }
+        }
+    }
+
+    /// ``withConnection(within:_:)`` around one transaction; a failed COMMIT or closure throws
+    /// the error itself, not postgres-nio's wrapper.
+    public func withTransaction<T: Sendable>(within limit: Duration, logger: Logger,
+                                             _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await withConnection(within: limit) { connection in
+            do {
+                return try await connection.withTransaction(logger: logger) { try await body($0) }
+            } catch let error as PostgresTransactionError {
+                throw error.closureError ?? error.commitError ?? error.beginError ?? error
+            }
+        }
+    }
+}
+
+private enum DeadlineOutcome<T: Sendable>: Sendable {
+    case done(T)
+    case timedOut
+}
+
+/// The connection a deadline may have to close.
+private final class HeldConnection: Sendable {
+    private let connection = Mutex<PostgresConnection?>(nil)
+    func set(_ value: PostgresConnection?) { connection.withLock { $0 = value } }
+    func get() -> PostgresConnection? { connection.withLock { $0 } }
+}

@@ -1,0 +1,142 @@
+import Fleet
+import Foundation
+import IngestdTesting
+import Logging
+import PostgresNIO
+import Testing
+
+/// The database's faults made for real (#29 items 4 and 5): a network path that goes silent
+/// (a TCP proxy the test controls), a COMMIT the server refuses for longer than a lease (a
+/// deferred trigger). Real PostgreSQL, real worker processes, real files.
+@Suite(.serialized, .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed"))
+struct DatabaseFaultTests {
+    /// `/readyz`'s status code, 0 when nothing answers.
+    static func ready(_ port: Int) -> Int {
+        let result = try? Tool.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", "http://127.0.0.1:\(port)/readyz"])
+        return Int(result?.stdout ?? "") ?? 0
+    }
+
+    static func elapsed(since start: Date) -> Double { (Date().timeIntervalSince(start) * 10).rounded() / 10 }
+
+    /// `ingestd submit --json` of one file; its job id.
+    static func submit(_ database: String, _ path: String) throws -> String {
+        let result = try Tool.run(Paths.binary, ["submit", "--json", "--database", database, path])
+        let jobs = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
+        return try #require(jobs?.first?["id"] as? String, "submit: \(result.stderr)")
+    }
+
+    /// Every session gets the statement, lock and idle-in-transaction timeouts and the server's
+    /// TCP keepalives, so a worker the network lost never holds a row lock for long.
+    @Test func everySessionCarriesTheTimeouts() async throws {
+        let server = try PostgresServer(name: "session")
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        let settings = try await DatabaseURL(server.url).withClient(logger: logger) { [logger] client in
+            var values: [String] = []
+            for name in ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout", "tcp_keepalives_idle", "application_name"] {
+                let rows = try await client.query(PostgresQuery(unsafeSQL: "SHOW \(name)"), logger: logger)
+                for try await value in rows.decode(String.self) { values.append(value) }
+            }
+            return values
+        }
+        #expect(settings == ["30s", "10s", "30s", "30", "ingestd"])
+        _ = server
+    }
+
+    /// A path to PostgreSQL that goes silent (no reset) with a job in flight: the worker reports
+    /// not ready, stops the job and abandons its staging before its lease could pass to anyone
+    /// else, leaves alone what another worker publishes meanwhile, and is ready and claiming
+    /// again by itself once the path heals.
+    @Test func aSilentNetworkMakesTheWorkerNotReadyUntilItHeals() throws {
+        let server = try PostgresServer(name: "silent")
+        let proxy = try TCPProxy(target: server.port)
+        let base = Paths.scratch("silent")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn", uploads = "\(base)/uploads"
+        for directory in [cdn, uploads] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        // A job long enough (30 s of 1080p) to be in flight when the path goes silent.
+        let made = try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=1080x1920:rate=30:duration=30",
+                                           "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:v", "libx264", "-preset", "ultrafast",
+                                           "-crf", "32", "-c:a", "aac", "-shortest", "\(uploads)/one.mp4"])
+        #expect(made.status == 0, "\(made.stderr)")
+        try FileManager.default.copyItem(atPath: Paths.sample("landscape_60fps.mp4"), toPath: "\(uploads)/two.mp4")
+        func state(_ id: String) -> String { (try? server.sql("SELECT state || ' ' || coalesce(worker, '') FROM ingestd_jobs WHERE id = '\(id)'")) ?? "" }
+        let http = try PostgresServer.freePort()
+        let viaProxy = "postgres://ingestd@127.0.0.1:\(proxy.port)/ingestd"
+        let first = try WorkerProcess(["worker", "--database", viaProxy, "--cdn", cdn, "--jobs", "1", "--poll", "0.5", "--lease", "8",
+                                       "--database-timeout", "2", "--http", "127.0.0.1:\(http)"], log: "\(base)/first.log")
+        try Daemon.wait(timeout: 60, "the worker to be ready") { Self.ready(http) == 200 }
+        let one = try Self.submit(server.url, "\(uploads)/one.mp4")
+        try Daemon.wait(timeout: 60, "job one in flight") { !Daemon.children(of: first.pid).isEmpty }
+
+        proxy.drop()
+        let silent = Date()
+        try Daemon.wait(timeout: 30, "not ready") { Self.ready(http) == 503 }
+        let notReady = Self.elapsed(since: silent)
+        try Daemon.wait(timeout: 30, "the job process to be stopped") { Daemon.children(of: first.pid).isEmpty }
+        let stopped = Self.elapsed(since: silent)
+        #expect(stopped < 8, "the job is let go before its lease (8 s) can pass to another worker: \(stopped) s")
+        #expect(!Daemon.entries(cdn).contains { $0.hasPrefix(".\(one).staging-") }, "the abandoned attempt's staging is removed")
+
+        // Meanwhile another worker (on a good path) rescues the job once its lease ran out and publishes it.
+        let second = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--jobs", "1", "--poll", "0.5", "--lease", "8"],
+                                       log: "\(base)/second.log")
+        try Daemon.wait(timeout: 120, "job one published by the second worker") { state(one) == "published \(ProcessInfo.processInfo.hostName)/\(second.pid)" }
+        let published = try FileManager.default.attributesOfItem(atPath: "\(cdn)/\(one)/manifest.json")
+        kill(second.pid, SIGTERM)
+        try Daemon.wait(timeout: 60, "the second worker to stop") { !second.process.isRunning }
+
+        proxy.forward()
+        let healed = Date()
+        try Daemon.wait(timeout: 60, "ready again") { Self.ready(http) == 200 }
+        let readyAgain = Self.elapsed(since: healed)
+        let two = try Self.submit(server.url, "\(uploads)/two.mp4")
+        try Daemon.wait(timeout: 120, "job two published by the first worker") { state(two) == "published \(ProcessInfo.processInfo.hostName)/\(first.pid)" }
+
+        let after = try FileManager.default.attributesOfItem(atPath: "\(cdn)/\(one)/manifest.json")
+        #expect(after[.systemFileNumber] as? Int == published[.systemFileNumber] as? Int, "job one's output is the second worker's")
+        #expect(try server.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = '\(one)' AND event = 'published'") == "1")
+        print("silent network: not ready after \(notReady) s, job stopped after \(stopped) s; healed: ready after \(readyAgain) s")
+    }
+
+    /// A COMMIT the server refuses (a deferred trigger) for longer than the lease: whatever the
+    /// worker renamed into the CDN inside the refused transaction is withdrawn, so the CDN never
+    /// keeps a job the database does not call published; once commits pass, it publishes once.
+    @Test func aRefusedCommitLeavesNothingInView() throws {
+        let server = try PostgresServer(name: "commit")
+        let base = Paths.scratch("commit")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn"
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Paths.sample("landscape_60fps.mp4"), toPath: "\(base)/clip.mp4")
+        let id = try Self.submit(server.url, "\(base)/clip.mp4")
+        _ = try server.sql("""
+            CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.state = 'published' THEN RAISE EXCEPTION 'the test refuses this commit'; END IF; RETURN NEW; END $$;
+            CREATE CONSTRAINT TRIGGER test_refuse AFTER UPDATE ON ingestd_jobs DEFERRABLE INITIALLY DEFERRED
+                FOR EACH ROW EXECUTE FUNCTION test_refuse();
+            """)
+        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--jobs", "1", "--poll", "0.5", "--lease", "4",
+                                        "--max-attempts", "20", "--backoff", "0.2"], log: "\(base)/worker.log")
+        func refusals() -> Int {
+            let log = (try? String(contentsOfFile: "\(server.directory)/server.log", encoding: .utf8)) ?? ""
+            return log.components(separatedBy: "the test refuses this commit").count - 1
+        }
+        try Daemon.wait(timeout: 120, "commits refused for longer than the lease") { refusals() >= 3 }
+        var inView = 0
+        for _ in 0..<20 {
+            if FileManager.default.fileExists(atPath: "\(cdn)/\(id)/master.m3u8") { inView += 1 }
+            usleep(250_000)
+        }
+        #expect(try server.sql("SELECT state FROM ingestd_jobs") != "published")
+        #expect(inView <= 1, "the output is in view in \(inView) of 20 samples while the database does not call it published")
+
+        _ = try server.sql("DROP TRIGGER test_refuse ON ingestd_jobs")
+        try Daemon.wait(timeout: 120, "published once the commits pass") { (try? server.sql("SELECT state FROM ingestd_jobs")) == "published" }
+        #expect(FileManager.default.fileExists(atPath: "\(cdn)/\(id)/master.m3u8"))
+        #expect(try server.sql("SELECT count(*) FROM ingestd_job_events WHERE event = 'published'") == "1")
+        let duration = try Tool.ffprobe(["-show_entries", "format=duration", "\(cdn)/\(id)/master.m3u8"])
+        #expect(((duration["format"] as? [String: Any])?["duration"] as? String).flatMap(Double.init).map { $0 > 1 } == true)
+        _ = worker
+    }
+}
