@@ -135,7 +135,7 @@ public func describeDatabaseError(_ error: any Error) -> String {
     if psql.code == .sslUnsupported {
         return "TLS refused: the server does not offer TLS, and the URL's sslmode requires it"
     }
-    if let underlying = psql.underlying, underlying is NIOSSLError || underlying is BoringSSLError {
+    if let underlying = psql.underlying, underlying is NIOSSLError || underlying is NIOSSLExtraError || underlying is BoringSSLError {
         return "TLS handshake failed (is sslrootcert the CA that signed the server's certificate, and the host the name in it?): \(underlying)"
     }
     if let info = psql.serverInfo, let message = info[.message] {

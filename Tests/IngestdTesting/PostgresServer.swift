@@ -6,6 +6,12 @@ public final class PostgresServer: @unchecked Sendable {
     public let directory: String
     public let port: Int
     public var url: String { "postgres://ingestd@127.0.0.1:\(port)/ingestd" }
+    /// More server settings (`-c name=value` each) for the next ``start()``.
+    public var settings: [String] = []
+    private var serverOptions: String {
+        (["-p \(port) -c listen_addresses=127.0.0.1 -k \(directory) -c fsync=off -c max_connections=200"] + settings.map { "-c \($0)" })
+            .joined(separator: " ")
+    }
 
     /// Debian's server binaries (`postgresql` package), or nil when none is installed.
     public static var binaries: String? {
@@ -32,16 +38,13 @@ public final class PostgresServer: @unchecked Sendable {
 
     public func start() throws {
         try Self.run(Self.binaries!, "pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "60", "-o",
-                                               "-p \(port) -c listen_addresses=127.0.0.1 -k \(directory) -c fsync=off -c max_connections=200",
-                                               "start"])
+                                               serverOptions, "start"])
     }
 
     /// `pg_ctl restart -m immediate`: every connection is cut, as in a crash.
     public func restartImmediately() throws {
         try Self.run(Self.binaries!, "pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "60",
-                                               "-m", "immediate", "-o",
-                                               "-p \(port) -c listen_addresses=127.0.0.1 -k \(directory) -c fsync=off -c max_connections=200",
-                                               "restart"])
+                                               "-m", "immediate", "-o", serverOptions, "restart"])
     }
 
     public func stop() throws {
