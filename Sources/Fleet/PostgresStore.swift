@@ -105,6 +105,21 @@ public struct PostgresStore: JobStore {
         }
     }
 
+    /// Measured with one round trip, against its midpoint.
+    public func clockOffset() async throws -> Double? {
+        try await described {
+            try await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
+                let sent = Date()
+                let rows = try await connection.query("SELECT extract(epoch FROM clock_timestamp())::float8", logger: logger)
+                for try await database in rows.decode(Double.self) {
+                    let received = Date()
+                    return database - (sent.timeIntervalSince1970 + received.timeIntervalSince1970) / 2
+                }
+                return nil
+            }
+        }
+    }
+
     public func rescue(now: Date) async throws -> [String] {
         try await described { try await queue.rescueExpiredLeases(maxAttempts: maxAttempts, webhooks: webhooks) }
     }

@@ -40,12 +40,16 @@ public actor WebhookSender: Service {
     private let endpoint: WebhookEndpoint
     private let outbox: any OutboxStore
     private let logger: Logger
+    private let clock: SharedClock
     private var inFlight: Set<String> = []
     private var wake: AsyncStream<Void>.Continuation?
 
-    public init(endpoint: WebhookEndpoint, outbox: any OutboxStore, logger: Logger) {
+    /// `clock`: what timestamps and schedules are made with (the worker's, corrected to the
+    /// database's clock in a fleet).
+    public init(endpoint: WebhookEndpoint, outbox: any OutboxStore, clock: SharedClock = SharedClock(), logger: Logger) {
         self.endpoint = endpoint
         self.outbox = outbox
+        self.clock = clock
         self.logger = logger.with(["endpoint": "\(endpoint.url)"])
     }
 
@@ -112,12 +116,12 @@ public actor WebhookSender: Service {
                     log.error("webhook undeliverable; kept in outbox/dead", metadata: ["error": "\(failure)"])
                 } else {
                     let delay = endpoint.schedule[event.attempts]
-                    event.nextAttemptAt = Date().addingTimeInterval(delay)
+                    event.nextAttemptAt = clock.now().addingTimeInterval(delay)
                     try await outbox.retry(event)
                     log.warning("webhook attempt failed; will retry", metadata: ["error": "\(failure)", "in": "\(delay)"])
                 }
             } else {
-                event.deliveredAt = Date()
+                event.deliveredAt = clock.now()
                 try await outbox.delivered(event)
                 let latency = event.deliveredAt!.timeIntervalSince(event.createdAt)
                 log.info("webhook delivered", metadata: ["seconds": "\((ContinuousClock.now - started).seconds)",
@@ -130,7 +134,7 @@ public actor WebhookSender: Service {
 
     /// One POST; nil when the receiver answered 2xx, else why not.
     private func attempt(_ event: OutboxEvent, with client: HTTPClient) async -> String? {
-        let timestamp = Int(Date().timeIntervalSince1970)
+        let timestamp = Int(clock.now().timeIntervalSince1970)
         var request = HTTPClientRequest(url: endpoint.url)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/json")

@@ -65,7 +65,8 @@ struct WorkerCommand: AsyncParsableCommand {
                                   maxAttempts: options.maxAttempts, cdn: configuration.cdn, webhooks: configuration.webhooks)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client)]
         if let endpoint {
-            services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger, timeout: database.callTimeout), logger: logger)))
+            services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger, timeout: database.callTimeout),
+                                                        clock: configuration.clock, logger: logger)))
         }
         services.append(.init(service: JobWorker(store: store, configuration: configuration, metrics: metrics, logger: logger),
                               successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup))

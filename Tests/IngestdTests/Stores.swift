@@ -151,9 +151,10 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
 final class WorkerProcess {
     let process = Process()
 
-    /// `log`: where its standard error (its log) goes; `environment`: added to the test's.
+    /// `log`: where its standard error (its log) goes; `launcher`: a command that runs the
+    /// worker as its child (such as `faketime`).
     init(_ arguments: [String], log: String? = nil, launcher: [String] = []) throws {
-        process.executableURL = URL(fileURLWithPath: launcher.first.map { "/usr/bin/\($0)" } ?? Paths.binary)
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? Paths.binary)
         process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Paths.binary]) + arguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
@@ -167,6 +168,8 @@ final class WorkerProcess {
     }
 
     deinit {
+        // A launcher's child holds the descriptor `Process` watches: it goes first.
+        for child in Daemon.children(of: process.processIdentifier) { kill(child, SIGKILL) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }

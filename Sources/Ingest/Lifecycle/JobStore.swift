@@ -31,6 +31,9 @@ public protocol JobStore: Sendable {
     func depth() async throws -> Int
     /// Notes an attempt's progress where operators read it (the spool's event log).
     func progress(_ job: ClaimedJob, _ progress: JobProgress) async
+    /// The store's clock minus this host's, in seconds, measured now; nil when the store keeps
+    /// no clock of its own (the spool: this host's is the only one).
+    func clockOffset() async throws -> Double?
     /// Lets go of a job this worker holds but will record nothing for (its lease was lost, or
     /// recording its end was given up): the spool's lock goes, as if the holder had died; the
     /// queue's lease simply runs out.
@@ -46,6 +49,8 @@ extension JobStore {
     public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {}
 
     public func abandon(_ job: ClaimedJob) async {}
+
+    public func clockOffset() async throws -> Double? { nil }
 
     public func depth() async throws -> Int { try await status().queued }
 }

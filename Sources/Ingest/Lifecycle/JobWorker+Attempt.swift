@@ -152,15 +152,15 @@ extension JobWorker {
     /// The webhook of an end as the store records it (its reason's message may name where the
     /// store files the upload): `upload.published`, `upload.rejected` or `upload.failed`.
     private nonisolated func webhookEvent(_ job: ClaimedJob, output: String, staging: String?) -> @Sendable (JobEnd) -> OutboxEvent? {
-        { end in
+        { [clock = configuration.clock] end in
             switch end {
             case .published:
                 let manifest = FileManager.default.contents(atPath: "\(output)/manifest.json")
                     ?? staging.flatMap { FileManager.default.contents(atPath: "\($0)/manifest.json") }
-                return UploadEvent.published(job: job.id, manifest: manifest)
+                return UploadEvent.published(job: job.id, manifest: manifest, at: clock.now())
             case .rejected(let reason), .failed(let reason):
                 return UploadEvent.refused("upload.\(end.label)", job: job.id, uploadID: Upload.declaredID(of: job.input),
-                                           code: reason.code, message: reason.message, attempts: reason.attempts)
+                                           code: reason.code, message: reason.message, attempts: reason.attempts, at: clock.now())
             case .retried, .released:
                 return nil
             }

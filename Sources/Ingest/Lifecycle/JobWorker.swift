@@ -105,6 +105,7 @@ public actor JobWorker: Service {
                     logger.warning("leases expired: jobs back in the queue", metadata: ["ids": "\(rescued)"])
                 }
                 metrics.queueDepth(try await store.depth())
+                if let offset = try await store.clockOffset() { clockMeasured(offset) }
             }
             if !draining, running.count < configuration.jobs, hostReady() {
                 for job in try await store.claim(limit: configuration.jobs - running.count) {
@@ -156,6 +157,23 @@ public actor JobWorker: Service {
     }
 
     func published() { hostPause = .seconds(5) }
+
+    /// The store's clock minus this host's: kept for webhook timestamps, exported, and warned
+    /// about (once each time it crosses) past 5 s, where leases and logs start to disagree.
+    private func clockMeasured(_ offset: Double) {
+        let wasOff = abs(configuration.clock.offsetSeconds) > Self.clockWarning
+        configuration.clock.set(offsetSeconds: offset)
+        metrics.clockOffset(offset)
+        let isOff = abs(offset) > Self.clockWarning
+        if isOff, !wasOff {
+            logger.warning("this host's clock disagrees with the database's; webhook timestamps use the database's (fix NTP)",
+                           metadata: ["offsetSeconds": "\(String(format: "%.3f", offset))"])
+        } else if wasOff, !isOff {
+            logger.info("this host's clock agrees with the database's again", metadata: ["offsetSeconds": "\(String(format: "%.3f", offset))"])
+        }
+    }
+
+    static let clockWarning = 5.0
 
     func finished(_ id: String) {
         running.remove(id)

@@ -21,6 +21,9 @@ public struct JobWorkerConfiguration: Sendable {
     public var poll: Duration
     /// Record a webhook event with every job's end.
     public var webhooks = false
+    /// The clock webhook events are stamped with, corrected at every upkeep by the offset to
+    /// the store's clock; give the same one to the webhook sender.
+    public var clock = SharedClock()
     /// Free bytes the CDN's file system must keep for this host to claim (see ``HostHealth``).
     public var minFreeBytes: Int64 = 0
 

@@ -17,6 +17,7 @@ public final class WorkerMetrics: Sendable {
     private let rescanFinds: Counter
     private let hostReadyGauge: Gauge
     private let cdnFreeGauge: Gauge
+    private let clockOffsetGauge: Gauge
     private let lastReachable = Mutex(ContinuousClock.now - .seconds(3600))
     /// Why the last call to the job store failed, until one succeeds.
     private let storeProblem = Mutex<String?>(nil)
@@ -56,6 +57,9 @@ public final class WorkerMetrics: Sendable {
         cdnFreeGauge = registry.makeGauge(
             descriptor: .init(namespace: "ingestd", metricName: "cdn_free", unitName: "bytes",
                               helpText: "Free bytes on the CDN root's file system"), labels: [])
+        clockOffsetGauge = registry.makeGauge(
+            descriptor: .init(namespace: "ingestd", metricName: "clock_offset", unitName: "seconds",
+                              helpText: "The job store's clock minus this host's (the database's now(); 0 for the spool)"), labels: [])
         for result in JobEnd.labels { _ = jobs(result) }
         flush()
     }
@@ -109,6 +113,8 @@ public final class WorkerMetrics: Sendable {
     }
 
     func cdnFree(_ bytes: Int64) { cdnFreeGauge.set(Double(bytes)) }
+
+    func clockOffset(_ seconds: Double) { clockOffsetGauge.set(seconds) }
 
     func storeReachable() {
         lastReachable.withLock { $0 = .now }
