@@ -17,7 +17,7 @@ trap cleanup EXIT
 "$bin" watch --spool "$out/spool" --cdn "$out/cdn" --database "$PG_URL" --jobs 0 2> "$out/producer.log" &
 pids+=($!)
 for n in 1 2 3; do
-  "$bin" worker --database "$PG_URL" --cdn "$out/cdn" --jobs 1 --http "127.0.0.1:$((9463 + n))" 2> "$out/worker-$n.log" &
+  "$bin" worker --database "$PG_URL" --cdn "$out/cdn" --uploads "$out/spool" --jobs 1 --http "127.0.0.1:$((9463 + n))" 2> "$out/worker-$n.log" &
   pids+=($!)
 done
 sleep 1

@@ -19,8 +19,9 @@ echo "== queue on PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}'),
 
 echo "== a real worker: idle CPU and submit -> claim"
 pg_sql "TRUNCATE ingestd_jobs CASCADE" >/dev/null 2>&1
-mkdir -p "$out/cdn"
-"$bin" worker --database "$PG_URL" --cdn "$out/cdn" --jobs 1 2> "$out/worker.log" &
+mkdir -p "$out/cdn" "$out/uploads"
+cp samples/noaudio_odd.webm "$out/uploads/"
+"$bin" worker --database "$PG_URL" --cdn "$out/cdn" --uploads "$out/uploads" --jobs 1 2> "$out/worker.log" &
 worker=$!
 sleep 2
 ticks() { awk '{print $14 + $15}' "/proc/$worker/stat"; }
@@ -28,7 +29,7 @@ before=$(ticks); sleep 30; after=$(ticks)
 hz=$(getconf CLK_TCK)
 python3 -c "print(f'idle worker: {($after - $before) / $hz:.2f} CPU-seconds in 30 s ({($after - $before) / $hz / 30 * 100:.2f} % of a core)')"
 for i in $(seq 1 10); do
-  "$bin" submit --database "$PG_URL" samples/noaudio_odd.webm >/dev/null
+  "$bin" submit --database "$PG_URL" --uploads "$out/uploads" "$out/uploads/noaudio_odd.webm" >/dev/null
   sleep 1.5
 done
 pg_sql "SELECT 'submit -> claim by an idle worker, ' || count(*) || ' jobs: p50 ' ||

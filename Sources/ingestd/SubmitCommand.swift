@@ -9,13 +9,15 @@ struct SubmitCommand: AsyncParsableCommand {
         commandName: "submit",
         abstract: "Queue uploads on shared storage for the fleet's workers (PostgreSQL job queue).",
         discussion: """
-        Each INPUT is a video file or an upload directory (with upload.json) on storage every \
-        worker can read, e.g. an NFS mount. Each is checked before anything is queued: it \
+        Each INPUT is a video file or an upload directory (with upload.json) under the uploads \
+        root (--uploads or INGESTD_UPLOADS), on storage every worker can read, e.g. an NFS \
+        mount; submit leaves the root's .ingestd-uploads marker, by which workers know the \
+        mount is there. Each input is checked before anything is queued: it is under the root, \
         exists, is a regular file or an upload directory (not a link, FIFO or device), and is \
         within the preset's size limit. If one fails, nothing is queued. The preset is stored \
         with each job, so every worker encodes it the same way.
 
-          ingestd submit --database postgres://ingestd@db/ingestd /mnt/uploads/a.mp4 /mnt/uploads/trip
+          ingestd submit --database postgres://ingestd@db/ingestd --uploads /mnt/uploads /mnt/uploads/a.mp4 /mnt/uploads/trip
           ingestd submit --json /mnt/uploads/*.mp4 | jq -r '.[].id'
 
         Prints one job id per input (the job publishes to CDN/<id>/); with --json an array of \
@@ -25,6 +27,7 @@ struct SubmitCommand: AsyncParsableCommand {
 
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var presetOption: PresetOption
+    @OptionGroup var uploadsOption: UploadsOption
 
     @Flag(help: "Print [{\"id\", \"input\"}] as JSON.")
     var json = false
@@ -38,6 +41,7 @@ struct SubmitCommand: AsyncParsableCommand {
 
     func run() async throws {
         let database = try databaseOption.resolve()
+        let uploads = try uploadsOption.resolve()
         let logger = Log.make(label: "ingestd.submit")
         let preset: Preset
         do {
@@ -48,13 +52,18 @@ struct SubmitCommand: AsyncParsableCommand {
         var submissions: [JobQueue.Submission] = []
         for input in inputs {
             let path = URL(fileURLWithPath: input).standardizedFileURL.path
-            if let refusal = UploadPrecheck.check(path, limits: preset.limits) {
+            if let refusal = uploads.refusal(for: .path(path)) ?? UploadPrecheck.check(path, limits: preset.limits) {
                 throw Report.fail(SubmitRefusal(refusal: refusal), json: json)
             }
             submissions.append(.init(id: Spool.makeID(for: (path as NSString).lastPathComponent), input: path,
                                      preset: String(decoding: preset.canonicalJSON(), as: UTF8.self)))
         }
         let queued = submissions
+        do {
+            try uploads.mark()
+        } catch {
+            throw Report.fail(error, json: json)
+        }
         do {
             try await database.withClient(logger: logger) { client in
                 try await QueueSchema.migrate(client, logger: logger)

@@ -71,7 +71,7 @@ struct WatchCommand: AsyncParsableCommand {
         let (preset, endpoint) = try Report.catching { (try presetOption.load(), try options.webhookOption.endpoint()) }
         let layout = SpoolLayout(root: spool)
         let metrics = WorkerMetrics(textfile: layout.metrics)
-        let configuration = options.configuration(preset: preset, presetArgument: presetOption.resolvedArgument(),
+        var configuration = options.configuration(preset: preset, presetArgument: presetOption.resolvedArgument(),
                                                   lease: .seconds(60), poll: .seconds(1))
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         let store: (any JobStore)?
@@ -90,6 +90,14 @@ struct WatchCommand: AsyncParsableCommand {
             let client = database.makeClient(logger: logger)
             let queue = JobQueue(client: client, logger: logger, timeout: database.callTimeout)
             try await Self.migrate(database)
+            // The queue's inputs are this spool's queued/ entries: the spool is their uploads root
+            // (give the fleet's workers --uploads SPOOL).
+            let uploads = try Report.catching { () throws -> UploadsRoot in
+                let root = try UploadsRoot(layout.root)
+                try root.mark()
+                return root
+            }
+            configuration.uploads = uploads
             handOff = QueueHandOff(queue: queue, preset: String(decoding: preset.canonicalJSON(), as: UTF8.self))
             services.append(.init(service: client))
             if let endpoint {

@@ -33,13 +33,19 @@ struct WorkerCommand: AsyncParsableCommand {
         worker the same --webhook and secret.
 
         Example (one per host, CDN and uploads on shared storage):
-          ingestd worker --database postgres://ingestd@db/ingestd --cdn /mnt/cdn --jobs 2 --http 127.0.0.1:9464
+          ingestd worker --database-url-file /run/secrets/db --uploads /mnt/uploads --cdn /mnt/cdn --jobs 2 --http 127.0.0.1:9464
+
+        --uploads (or INGESTD_UPLOADS) is required: a job whose input is not under it is \
+        rejected (outside_uploads), and a host that cannot read it, or does not find the \
+        .ingestd-uploads marker `submit` leaves there, is not ready and claims nothing.
         """
     )
 
     @OptionGroup var databaseOption: DatabaseOption
 
     @OptionGroup var options: WorkerOptions
+
+    @OptionGroup var uploadsOption: UploadsOption
 
     @Option(help: "Seconds a claim stays valid without a heartbeat.")
     var lease: Double = 60
@@ -55,12 +61,14 @@ struct WorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         try WorkerOptions.requireRoot("--cdn", options.cdnPath)
+        let uploads = try uploadsOption.resolve()
         let database = try databaseOption.resolve()
         let logger = Log.make(label: "ingestd.worker", format: options.logFormat, defaultLevel: .info)
         let endpoint = try Report.catching { try options.webhookOption.endpoint() }
         let client = database.makeClient(logger: logger)
         let metrics = WorkerMetrics()
-        let configuration = options.configuration(preset: .builtIn, presetArgument: "default", lease: .seconds(lease), poll: .seconds(poll))
+        var configuration = options.configuration(preset: .builtIn, presetArgument: "default", lease: .seconds(lease), poll: .seconds(poll))
+        configuration.uploads = uploads
         let store = PostgresStore(queue: JobQueue(client: client, logger: logger, timeout: min(database.callTimeout, configuration.lease / 4)), lease: configuration.lease,
                                   maxAttempts: options.maxAttempts, cdn: configuration.cdn, webhooks: configuration.webhooks)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client)]

@@ -114,7 +114,6 @@ struct WorkerOptions: ParsableArguments {
 struct MissingRoot: Error, CustomStringConvertible {
     var option: String
     var path: String
-    var description: String {
-        "\(option) \(path): no such directory (is it mounted?); ingestd never creates a configured root, create it first"
-    }
+    var detail = "no such directory (is it mounted?); ingestd never creates a configured root, create it first"
+    var description: String { "\(option) \(path): \(detail)" }
 }

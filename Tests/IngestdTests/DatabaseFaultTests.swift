@@ -20,7 +20,8 @@ struct DatabaseFaultTests {
 
     /// `ingestd submit --json` of one file; its job id.
     static func submit(_ database: String, _ path: String) throws -> String {
-        let result = try Tool.run(Paths.binary, ["submit", "--json", "--database", database, path])
+        let uploads = (path as NSString).deletingLastPathComponent
+        let result = try Tool.run(Paths.binary, ["submit", "--json", "--database", database, "--uploads", uploads, path])
         let jobs = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
         return try #require(jobs?.first?["id"] as? String, "submit: \(result.stderr)")
     }
@@ -63,7 +64,7 @@ struct DatabaseFaultTests {
         func state(_ id: String) -> String { (try? server.sql("SELECT state || ' ' || coalesce(worker, '') FROM ingestd_jobs WHERE id = '\(id)'")) ?? "" }
         let http = try PostgresServer.freePort()
         let viaProxy = "postgres://ingestd@127.0.0.1:\(proxy.port)/ingestd"
-        let first = try WorkerProcess(["worker", "--database", viaProxy, "--cdn", cdn, "--jobs", "1", "--poll", "0.5", "--lease", "8",
+        let first = try WorkerProcess(["worker", "--database", viaProxy, "--cdn", cdn, "--uploads", uploads, "--jobs", "1", "--poll", "0.5", "--lease", "8",
                                        "--database-timeout", "2", "--http", "127.0.0.1:\(http)"], log: "\(base)/first.log")
         try Daemon.wait(timeout: 60, "the worker to be ready") { Self.ready(http) == 200 }
         let one = try Self.submit(server.url, "\(uploads)/one.mp4")
@@ -79,7 +80,8 @@ struct DatabaseFaultTests {
         #expect(!Daemon.entries(cdn).contains { $0.hasPrefix(".\(one).staging-") }, "the abandoned attempt's staging is removed")
 
         // Meanwhile another worker (on a good path) rescues the job once its lease ran out and publishes it.
-        let second = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--jobs", "1", "--poll", "0.5", "--lease", "8"],
+        let second = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--jobs", "1", "--poll", "0.5",
+                                        "--lease", "8"],
                                        log: "\(base)/second.log")
         try Daemon.wait(timeout: 120, "job one published by the second worker") { state(one) == "published \(ProcessInfo.processInfo.hostName)/\(second.pid)" }
         let published = try FileManager.default.attributesOfItem(atPath: "\(cdn)/\(one)/manifest.json")
@@ -116,7 +118,8 @@ struct DatabaseFaultTests {
             CREATE CONSTRAINT TRIGGER test_refuse AFTER UPDATE ON ingestd_jobs DEFERRABLE INITIALLY DEFERRED
                 FOR EACH ROW EXECUTE FUNCTION test_refuse();
             """)
-        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--jobs", "1", "--poll", "0.5", "--lease", "4",
+        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--uploads", base, "--jobs", "1", "--poll", "0.5",
+                                        "--lease", "4",
                                         "--max-attempts", "20", "--backoff", "0.2"], log: "\(base)/worker.log")
         func refusals() -> Int {
             let log = (try? String(contentsOfFile: "\(server.directory)/server.log", encoding: .utf8)) ?? ""
@@ -158,7 +161,7 @@ struct DatabaseFaultTests {
         let receiver = try WebhookReceiver(secret: secret, directory: "\(base)/receiver")
         let id = try Self.submit(server.url, "\(base)/clip.mp4")
         let http = try PostgresServer.freePort()
-        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--jobs", "1", "--poll", "0.5",
+        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--uploads", base, "--jobs", "1", "--poll", "0.5",
                                         "--webhook", receiver.url, "--webhook-secret-file", "\(base)/secret", "--http", "127.0.0.1:\(http)"],
                                        log: "\(base)/worker.log",
                                        launcher: ["/usr/bin/env", "FAKETIME_DONT_FAKE_MONOTONIC=1", "/usr/bin/faketime", "-f", "+600s"])

@@ -12,14 +12,14 @@ struct FleetTests {
         let process = Process()
         let log: String
 
-        init(database: String, cdn: String, name: String, extra: [String] = []) throws {
+        init(database: String, cdn: String, uploads: String, name: String, extra: [String] = []) throws {
             log = Paths.scratch("worker-\(name).log")
             try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
             _ = FileManager.default.createFile(atPath: log, contents: nil)
             // Started directly (a `setsid` wrapper would fork, and Foundation would then wait
             // for the worker through the descriptor it inherits).
             process.executableURL = URL(fileURLWithPath: Paths.binary)
-            process.arguments = ["worker", "--database", database, "--cdn", cdn, "--lease", "3", "--poll", "0.5",
+            process.arguments = ["worker", "--database", database, "--cdn", cdn, "--uploads", uploads, "--lease", "3", "--poll", "0.5",
                                  "--backoff", "0.2", "--jobs", "1"] + extra
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
@@ -39,8 +39,19 @@ struct FleetTests {
         var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
     }
 
-    func submit(_ database: String, _ inputs: [String], extra: [String] = []) throws -> (Tool.Result, [[String: String]]) {
-        let result = try Tool.run(Paths.binary, ["submit", "--database", database, "--json"] + extra + inputs)
+    /// Copies samples into `base/uploads` (the uploads root); returns the root and the copies.
+    func stage(_ samples: [String], in base: String) throws -> (uploads: String, paths: [String]) {
+        let uploads = "\(base)/uploads"
+        try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
+        let paths = samples.map { "\(uploads)/\($0)" }
+        for (sample, path) in zip(samples, paths) where !FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.copyItem(atPath: Paths.sample(sample), toPath: path)
+        }
+        return (uploads, paths)
+    }
+
+    func submit(_ database: String, _ inputs: [String], uploads: String, extra: [String] = []) throws -> (Tool.Result, [[String: String]]) {
+        let result = try Tool.run(Paths.binary, ["submit", "--database", database, "--uploads", uploads, "--json"] + extra + inputs)
         let body = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: String]]) ?? []
         return (result, body)
     }
@@ -75,13 +86,17 @@ struct FleetTests {
         #expect(migrate.status == 0 && migrate.stdout.contains("schema version"), "\(migrate.stderr)")
         let base = Paths.scratch("fleet-submit")
         try? FileManager.default.removeItem(atPath: base)
-        try FileManager.default.createDirectory(atPath: "\(base)/no-manifest", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: "\(base)/link.mp4", withDestinationPath: Paths.sample("hdr_hlg.mp4"))
-        let good = Paths.sample("hdr_hlg.mp4")
-        let refused: [(String, Int32, String)] = [("\(base)/missing.mp4", 66, "missing"), ("\(base)/no-manifest", 65, "bad_upload"),
-                                                  ("\(base)/link.mp4", 65, "symlink"), ("/dev/null", 65, "not_a_file")]
+        let (uploads, staged) = try stage(["hdr_hlg.mp4", "portrait_rotated.mp4", "upload"], in: base)
+        try FileManager.default.createDirectory(atPath: "\(uploads)/no-manifest", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(uploads)/link.mp4", withDestinationPath: staged[0])
+        try FileManager.default.createSymbolicLink(atPath: "\(uploads)/linked-dir", withDestinationPath: Paths.root + "/samples")
+        let good = staged[0]
+        let refused: [(String, Int32, String)] = [("\(uploads)/missing.mp4", 66, "missing"), ("\(uploads)/no-manifest", 65, "bad_upload"),
+                                                  ("\(uploads)/link.mp4", 65, "symlink"), ("/dev/null", 65, "outside_uploads"),
+                                                  (Paths.sample("hdr_hlg.mp4"), 65, "outside_uploads"),
+                                                  ("\(uploads)/linked-dir/hdr_hlg.mp4", 65, "outside_uploads")]
         for (input, status, code) in refused {
-            let (result, _) = try submit(server.url, [good, input])
+            let (result, _) = try submit(server.url, [good, input], uploads: uploads)
             #expect(result.status == status, "\(input): \(result.stderr)")
             let error = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [String: Any]])?["error"]
             #expect(error?["code"] as? String == code, "\(input): \(result.stdout)")
@@ -92,18 +107,20 @@ struct FleetTests {
         preset.limits.maxBytes = 100_000
         let presetPath = Paths.scratch("fleet-submit-preset.json")
         try preset.canonicalJSON().write(to: URL(fileURLWithPath: presetPath))
-        let (tooBig, _) = try submit(server.url, [Paths.sample("portrait_rotated.mp4")], extra: ["--preset", presetPath])
+        let (tooBig, _) = try submit(server.url, [staged[1]], uploads: uploads, extra: ["--preset", presetPath])
         #expect(tooBig.status == 65 && tooBig.stderr.contains("exceeds the limit of 100000 bytes"))
 
-        let (accepted, jobs) = try submit(server.url, [good, Paths.sample("upload")])
+        let (accepted, jobs) = try submit(server.url, [good, staged[2]], uploads: uploads)
         #expect(accepted.status == 0, "\(accepted.stderr)")
-        #expect(jobs.map { $0["input"] ?? "" } == [good, Paths.sample("upload")])
+        #expect(jobs.map { $0["input"] ?? "" } == [good, staged[2]])
+        #expect(FileManager.default.fileExists(atPath: "\(uploads)/.ingestd-uploads"), "submit leaves the root's marker")
         let status = try Tool.run(Paths.binary, ["status", "--database", server.url, "--json"])
         let body = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
         #expect((body?["counts"] as? [String: Int])?["queued"] == 2)
         #expect((body?["states"] as? [String: Int]) == ["queued": 2, "running": 0, "published": 0, "rejected": 0, "failed": 0])
         #expect(Set(((body?["jobs"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }) == Set(jobs.compactMap { $0["id"] }))
-        let unreachable = try Tool.run(Paths.binary, ["submit", "--database", "postgres://ingestd@127.0.0.1:\(try PostgresServer.freePort())/x", good])
+        let unreachable = try Tool.run(Paths.binary, ["submit", "--database", "postgres://ingestd@127.0.0.1:\(try PostgresServer.freePort())/x",
+                                                      "--uploads", uploads, good])
         #expect(unreachable.status == 69, "\(unreachable.stderr)")
     }
 
@@ -123,12 +140,12 @@ struct FleetTests {
             try FileManager.default.copyItem(atPath: Paths.sample(name), toPath: path)
             paths.append(path)
         }
-        let (submitted, jobs) = try submit(server.url, paths)
+        let (submitted, jobs) = try submit(server.url, paths, uploads: "\(base)/uploads")
         #expect(submitted.status == 0, "\(submitted.stderr)")
         let ids = jobs.compactMap { $0["id"] }
-        var killed: Worker? = try Worker(database: server.url, cdn: cdn, name: "killed")
-        let frozen = try Worker(database: server.url, cdn: cdn, name: "frozen")
-        let steady = try Worker(database: server.url, cdn: cdn, name: "steady")
+        var killed: Worker? = try Worker(database: server.url, cdn: cdn, uploads: "\(base)/uploads", name: "killed")
+        let frozen = try Worker(database: server.url, cdn: cdn, uploads: "\(base)/uploads", name: "frozen")
+        let steady = try Worker(database: server.url, cdn: cdn, uploads: "\(base)/uploads", name: "steady")
         func runningJob(of worker: Worker) throws -> String? {
             let rows = try server.sql("SELECT id FROM ingestd_jobs WHERE state = 'running' AND worker LIKE '%/\(worker.pid)'")
             return rows.isEmpty ? nil : rows
@@ -168,10 +185,11 @@ struct FleetTests {
         try? FileManager.default.removeItem(atPath: base)
         let cdn = "\(base)/cdn"
         let names = ["portrait_rotated.mp4", "landscape_60fps.mp4", "hdr_hlg.mp4", "noaudio_odd.webm"]
-        let (submitted, jobs) = try submit(server.url, names.map(Paths.sample))
+        let (uploads, paths) = try stage(names, in: base)
+        let (submitted, jobs) = try submit(server.url, paths, uploads: uploads)
         #expect(submitted.status == 0, "\(submitted.stderr)")
         let ids = jobs.compactMap { $0["id"] }
-        let worker = try Worker(database: server.url, cdn: cdn, name: "restart", extra: ["--jobs", "2", "--lease", "10"])
+        let worker = try Worker(database: server.url, cdn: cdn, uploads: uploads, name: "restart", extra: ["--jobs", "2", "--lease", "10"])
         try Daemon.wait(timeout: 60, "a job to be running") {
             (try? server.sql("SELECT count(*) FROM ingestd_jobs WHERE state = 'running'")).flatMap(Int.init) ?? 0 > 0
         }
@@ -205,7 +223,7 @@ struct FleetTests {
             Daemon.entries("\(spool)/queued").filter { !FileManager.default.fileExists(atPath: "\(spool)/queued/\($0)/enqueued") }.count == 2
         }
         try server.start()
-        let worker = try Worker(database: server.url, cdn: cdn, name: "producer")
+        let worker = try Worker(database: server.url, cdn: cdn, uploads: spool, name: "producer")
         try Daemon.wait(timeout: 120, "every job to end") { (try? counts(server)) == ["published": 2, "rejected": 1] }
         #expect(daemon.process.isRunning && worker.process.isRunning)
 
@@ -233,8 +251,9 @@ struct FleetTests {
         let receiver = try WebhookReceiver(secret: secret, mode: .refuseFirst, directory: "\(base)/receiver")
         let cdn = "\(base)/cdn"
         let hooks = ["--webhook", receiver.url, "--webhook-secret-file", "\(base)/webhook.secret", "--webhook-schedule", "0,1,1"]
-        let workers = try (0..<2).map { try Worker(database: server.url, cdn: cdn, name: "hooks-\($0)", extra: hooks) }
-        let (result, jobs) = try submit(server.url, [Paths.sample("noaudio_odd.webm"), Paths.sample("broken_truncated.mp4")])
+        let (uploads, paths) = try stage(["noaudio_odd.webm", "broken_truncated.mp4"], in: base)
+        let workers = try (0..<2).map { try Worker(database: server.url, cdn: cdn, uploads: uploads, name: "hooks-\($0)", extra: hooks) }
+        let (result, jobs) = try submit(server.url, paths, uploads: uploads)
         #expect(result.status == 0 && jobs.count == 2, "\(result.stderr)")
         // Every first delivery is refused; the retry (by whichever worker reserves it) is accepted.
         try Daemon.wait(timeout: 120, "both events accepted") { Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 2 }

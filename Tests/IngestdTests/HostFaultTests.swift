@@ -14,7 +14,11 @@ import Testing
         let runs: [(String, [String])] = [
             ("--cdn \(cdn)", ["watch", "--spool", spool, "--cdn", cdn]),
             ("--spool \(base)/absent", ["watch", "--spool", "\(base)/absent", "--cdn", spool]),
-            ("--cdn \(cdn)", ["worker", "--database", "postgres://ingestd@127.0.0.1:1/ingestd", "--cdn", cdn]),
+            ("--cdn \(cdn)", ["worker", "--database", "postgres://ingestd@127.0.0.1:1/ingestd", "--cdn", cdn, "--uploads", spool]),
+            ("--uploads \(base)/mnt/uploads", ["worker", "--database", "postgres://ingestd@127.0.0.1:1/ingestd", "--cdn", spool,
+                                               "--uploads", "\(base)/mnt/uploads"]),
+            ("--uploads \(base)/mnt/uploads", ["submit", "--database", "postgres://ingestd@127.0.0.1:1/ingestd",
+                                               "--uploads", "\(base)/mnt/uploads", "\(base)/mnt/uploads/a.mp4"]),
         ]
         for (named, arguments) in runs {
             let result = try Tool.run(Paths.binary, arguments)
@@ -22,6 +26,10 @@ import Testing
                     "\(arguments[0]): \(result.status) \(result.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: "\(base)/mnt") && !FileManager.default.fileExists(atPath: "\(base)/absent"))
+        // A worker without an uploads root at all refuses to start too: it would open whatever a job row names.
+        let unrooted = try Tool.run(Paths.binary, ["worker", "--database", "postgres://ingestd@127.0.0.1:1/ingestd", "--cdn", spool],
+                                    environment: ["INGESTD_UPLOADS": ""])
+        #expect(unrooted.status == 78 && unrooted.stderr.contains("--uploads"), "\(unrooted.stderr)")
     }
 
     /// The CDN root disappears while the daemon runs (unmounted): nothing is made in its place,
@@ -74,11 +82,11 @@ import Testing
         // Trust authentication ignores the password; it is here to be looked for.
         try Data("postgres://ingestd:hunter2-db@127.0.0.1:\(server.port)/ingestd\n".utf8).write(to: URL(fileURLWithPath: urlFile))
         chmod(urlFile, 0o600)
-        let submitted = try Tool.run(Paths.binary, ["submit", "--database-url-file", urlFile, input])
+        let submitted = try Tool.run(Paths.binary, ["submit", "--database-url-file", urlFile, "--uploads", base, input])
         #expect(submitted.status == 0, "\(submitted.stderr)")
         let worker = Process()
         worker.executableURL = URL(fileURLWithPath: Paths.binary)
-        worker.arguments = ["worker", "--database-url-file", urlFile, "--cdn", cdn, "--jobs", "1", "--poll", "0.5"]
+        worker.arguments = ["worker", "--database-url-file", urlFile, "--cdn", cdn, "--uploads", base, "--jobs", "1", "--poll", "0.5"]
         worker.environment = ProcessInfo.processInfo.environment.merging(
             ["AWS_SECRET_ACCESS_KEY": "hunter2-aws", "INGESTD_DATABASE_URL": "postgres://ingestd:hunter2-env@127.0.0.1:1/x"]) { $1 }
         worker.standardInput = FileHandle.nullDevice
@@ -115,8 +123,9 @@ import Testing
         let cdn = "\(base)/cdn", input = "\(base)/slow.mp4"
         try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Paths.sample("portrait_rotated.mp4"), toPath: input)
-        #expect(try Tool.run(Paths.binary, ["submit", "--database", server.url, input]).status == 0)
-        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--jobs", "1", "--poll", "0.5", "--grace", "1"])
+        #expect(try Tool.run(Paths.binary, ["submit", "--database", server.url, "--uploads", base, input]).status == 0)
+        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--uploads", base, "--jobs", "1", "--poll", "0.5",
+                                        "--grace", "1"])
         try Daemon.wait(timeout: 60, "a job in flight") { !Daemon.children(of: worker.pid).isEmpty }
         try server.stop()
         sleep(1)

@@ -107,6 +107,7 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
         try await body(stores)
     case .postgres:
         let server = try PostgresServer(name: "contract-\(name)")
+        try UploadsRoot(uploads).mark()  // as `submit` does
         let lease = Duration.seconds(1)
         var logger = Logger(label: "contract")
         logger.logLevel = .error
@@ -139,7 +140,7 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
                     for try await count in rows.decode(Int64.self) { return Int(count) }
                     return 0
                 },
-                workerArguments: ["worker", "--database", server.url, "--cdn", cdn, "--lease", "2", "--poll", "0.5", "--backoff", "0.2",
+                workerArguments: ["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--lease", "2", "--poll", "0.5", "--backoff", "0.2",
                                   "--jobs", "1"])
             try await body(stores)
         }

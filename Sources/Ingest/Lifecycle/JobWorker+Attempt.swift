@@ -56,7 +56,12 @@ extension JobWorker {
             }
             runner.presetArgument = path
         }
-        if let refusal = UploadPrecheck.check(job.input, limits: limits) {
+        if let refusal = configuration.uploads?.refusal(for: job.input) ?? UploadPrecheck.check(job.input, limits: limits) {
+            // A missing input on a host that cannot see its uploads is the host's fault, not the upload's.
+            if refusal.code == "missing", let problem = configuration.uploads?.problem() {
+                await hostFault(problem)
+                return .released
+            }
             return .rejected(Reason(code: refusal.code, message: refusal.message, attempts: job.attempt))
         }
         let progress = Task { await reportProgress(job, path: "\(directory)/progress.json") }
@@ -69,7 +74,8 @@ extension JobWorker {
         case .rejected(let code, let message): return .rejected(Reason(code: code, message: message, attempts: job.attempt))
         case .retryable(let code, let message):
             // A full disk or a CDN root gone is the host's fault: the job goes back uncharged.
-            if let problem = code == "no_space" ? message : HostHealth(cdn: configuration.cdn, minFreeBytes: 0).check().problem {
+            if let problem = code == "no_space" ? message
+                : HostHealth(cdn: configuration.cdn, minFreeBytes: 0, uploads: configuration.uploads).check().problem {
                 await hostFault(problem)
                 return .released
             }

@@ -131,7 +131,7 @@ public actor JobWorker: Service {
 
     /// Checks the host before claiming; says (once per change) why it claims nothing.
     private func hostReady() -> Bool {
-        let check = HostHealth(cdn: configuration.cdn, minFreeBytes: configuration.minFreeBytes).check()
+        let check = HostHealth(cdn: configuration.cdn, minFreeBytes: configuration.minFreeBytes, uploads: configuration.uploads).check()
         if let free = check.freeBytes { metrics.cdnFree(free) }
         let paused = hostPausedUntil.map { ContinuousClock.now < $0 } ?? false
         if let problem = check.problem ?? (paused ? hostProblem : nil) {

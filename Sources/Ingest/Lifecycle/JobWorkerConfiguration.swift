@@ -24,6 +24,9 @@ public struct JobWorkerConfiguration: Sendable {
     /// The clock webhook events are stamped with, corrected at every upkeep by the offset to
     /// the store's clock; give the same one to the webhook sender.
     public var clock = SharedClock()
+    /// Where a fleet's inputs must be (``UploadsRoot``); nil for the spool, whose inputs are
+    /// its own.
+    public var uploads: UploadsRoot?
     /// Free bytes the CDN's file system must keep for this host to claim (see ``HostHealth``).
     public var minFreeBytes: Int64 = 0
 
