@@ -166,8 +166,15 @@ public struct PostgresStore: JobStore {
             return try await body()
         } catch let lost as JobQueue.FenceLost {
             throw lost
+        } catch let error as QueueError {
+            throw error
         } catch {
-            throw QueueError(description: describeDatabaseError(error))
+            var state = (error as? PSQLError)?.serverInfo?[.sqlState] ?? ""
+            if let transaction = error as? PostgresTransactionError,
+               let inner = (transaction.commitError ?? transaction.closureError) as? PSQLError {
+                state = inner.serverInfo?[.sqlState] ?? ""
+            }
+            throw QueueError(description: describeDatabaseError(error), isPermanent: ["22", "23", "42"].contains(String(state.prefix(2))))
         }
     }
 }

@@ -23,6 +23,9 @@ public struct QueueHandOff: JobHandOff {
 }
 
 /// A queue operation that failed, described in one line.
-public struct QueueError: Error, CustomStringConvertible {
+public struct QueueError: Error, CustomStringConvertible, StoreRefusal {
     public var description: String
+    /// The server refused the values themselves (SQLSTATE classes 22 data exception, 23
+    /// integrity violation, 42 syntax or access): the same write fails every time.
+    public var isPermanent = false
 }

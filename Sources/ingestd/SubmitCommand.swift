@@ -55,6 +55,16 @@ struct SubmitCommand: AsyncParsableCommand {
             if let refusal = uploads.refusal(for: .path(path)) ?? UploadPrecheck.check(path, limits: preset.limits) {
                 throw Report.fail(SubmitRefusal(refusal: refusal), json: json)
             }
+            // An upload directory's manifest is validated here as the worker will (every value
+            // bound for the database included: no U+0000), so a bad one is refused now, by field.
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                do {
+                    _ = try Upload.open(path, limits: preset.limits)
+                } catch {
+                    throw Report.fail(SubmitRefusal(refusal: .init(code: IngestError.code(of: error), message: "\(error)")), json: json)
+                }
+            }
             submissions.append(.init(id: Spool.makeID(for: (path as NSString).lastPathComponent), input: path,
                                      preset: String(decoding: preset.canonicalJSON(), as: UTF8.self)))
         }

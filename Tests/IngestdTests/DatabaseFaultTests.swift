@@ -62,6 +62,7 @@ struct DatabaseFaultTests {
         #expect(made.status == 0, "\(made.stderr)")
         try FileManager.default.copyItem(atPath: Paths.sample("landscape_60fps.mp4"), toPath: "\(uploads)/two.mp4")
         func state(_ id: String) -> String { (try? server.sql("SELECT state || ' ' || coalesce(worker, '') FROM ingestd_jobs WHERE id = '\(id)'")) ?? "" }
+        _ = FileManager.default.createFile(atPath: "\(uploads)/.ingestd-uploads", contents: nil)  // as `submit` leaves it
         let http = try PostgresServer.freePort()
         let viaProxy = "postgres://ingestd@127.0.0.1:\(proxy.port)/ingestd"
         let first = try WorkerProcess(["worker", "--database", viaProxy, "--cdn", cdn, "--uploads", uploads, "--jobs", "1", "--poll", "0.5", "--lease", "8",
@@ -176,6 +177,32 @@ struct DatabaseFaultTests {
         #expect(offset.map { abs($0 + 600) < 5 } == true, "offset exported: \(offset ?? .nan)")
         let log = try String(contentsOfFile: "\(base)/worker.log", encoding: .utf8)
         #expect(log.contains("clock disagrees with the database"))
+        _ = worker
+    }
+
+    /// The database refuses an end's values for good (a data exception, SQLSTATE class 22):
+    /// the job ends `failed` with the database's words after one try, and is never left
+    /// `running` to burn its attempts; nothing of it is in view.
+    @Test func aPermanentRefusalEndsTheJobFailed() throws {
+        let server = try PostgresServer(name: "refusal")
+        let base = Paths.scratch("refusal")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn"
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Paths.sample("noaudio_odd.webm"), toPath: "\(base)/clip.webm")
+        let id = try Self.submit(server.url, "\(base)/clip.webm")
+        _ = try server.sql("""
+            CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.state = 'published' THEN RAISE EXCEPTION 'the test cannot store this manifest' USING ERRCODE = '22023'; END IF;
+            RETURN NEW; END $$;
+            CREATE TRIGGER test_refuse BEFORE UPDATE ON ingestd_jobs FOR EACH ROW EXECUTE FUNCTION test_refuse();
+            """)
+        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--uploads", base, "--jobs", "1", "--poll", "0.5",
+                                        "--lease", "6"], log: "\(base)/worker.log")
+        try Daemon.wait(timeout: 60, "the job to end") { (try? server.sql("SELECT state FROM ingestd_jobs")) == "failed" }
+        let reason = try server.sql("SELECT (reason->>'code') || ' ' || (reason->>'message') || ' ' || attempts FROM ingestd_jobs")
+        #expect(reason.hasPrefix("store_refused ") && reason.contains("the test cannot store this manifest") && reason.hasSuffix(" 1"), "\(reason)")
+        #expect(!Daemon.entries(cdn).contains { $0.hasPrefix(id) || $0.hasPrefix(".\(id)") }, "\(Daemon.entries(cdn))")
         _ = worker
     }
 }

@@ -91,7 +91,12 @@ struct FleetTests {
         try FileManager.default.createSymbolicLink(atPath: "\(uploads)/link.mp4", withDestinationPath: staged[0])
         try FileManager.default.createSymbolicLink(atPath: "\(uploads)/linked-dir", withDestinationPath: Paths.root + "/samples")
         let good = staged[0]
-        let refused: [(String, Int32, String)] = [("\(uploads)/missing.mp4", 66, "missing"), ("\(uploads)/no-manifest", 65, "bad_upload"),
+        // A manifest PostgreSQL's jsonb could not store (U+0000 in a metadata value): refused at submit, by field.
+        try FileManager.default.copyItem(atPath: staged[2], toPath: "\(uploads)/nul-upload")
+        let manifest = try String(contentsOfFile: "\(uploads)/nul-upload/upload.json", encoding: .utf8)
+            .replacingOccurrences(of: "three clips and a song", with: "three clips\\u0000and a song")
+        try manifest.write(toFile: "\(uploads)/nul-upload/upload.json", atomically: true, encoding: .utf8)
+        let refused: [(String, Int32, String)] = [("\(uploads)/nul-upload", 65, "bad_upload"),("\(uploads)/missing.mp4", 66, "missing"), ("\(uploads)/no-manifest", 65, "bad_upload"),
                                                   ("\(uploads)/link.mp4", 65, "symlink"), ("/dev/null", 65, "outside_uploads"),
                                                   (Paths.sample("hdr_hlg.mp4"), 65, "outside_uploads"),
                                                   ("\(uploads)/linked-dir/hdr_hlg.mp4", 65, "outside_uploads")]
@@ -103,6 +108,8 @@ struct FleetTests {
             #expect(result.stderr.contains(input) && result.stderr.contains("nothing was queued"))
         }
         #expect(try server.sql("SELECT count(*) FROM ingestd_jobs") == "0", "nothing queued when one input is bad")
+        let (nul, _) = try submit(server.url, ["\(uploads)/nul-upload"], uploads: uploads)
+        #expect(nul.stderr.contains("metadata") && nul.stderr.contains("U+0000"), "names the field and the character: \(nul.stderr)")
         var preset = Preset.builtIn
         preset.limits.maxBytes = 100_000
         let presetPath = Paths.scratch("fleet-submit-preset.json")

@@ -55,6 +55,12 @@ extension JobStore {
     public func depth() async throws -> Int { try await status().queued }
 }
 
+/// An error of a store that may say whether retrying the same write can ever succeed.
+public protocol StoreRefusal: Error {
+    /// True when the store refused the values themselves (retrying cannot help).
+    var isPermanent: Bool { get }
+}
+
 /// Jobs by state, in ``JobEnd``'s words plus the two live states (`status --json`'s `states`).
 public struct JobStoreStatus: Sendable, Equatable, Codable {
     /// Waiting to be claimed (due or backing off).

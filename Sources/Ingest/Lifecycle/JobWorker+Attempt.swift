@@ -88,6 +88,7 @@ extension JobWorker {
     /// after the renewal deadline passed (`lease` is set: the job may soon be someone else's) or
     /// the grace period is over (a shutdown is never held up by a store that does not answer).
     private nonisolated func record(_ end: JobEnd, of job: ClaimedJob, output: String, lease: StopFlag, seconds: Double, log: Logger) async {
+        var end = end
         let deadline = ContinuousClock.now + configuration.lease
         var delay = Duration.milliseconds(200)
         let staging: String? = if case .published(let result) = end { result.staging } else { nil }
@@ -102,7 +103,7 @@ extension JobWorker {
                 // Past the grace period the store gets a moment, not a lease: a shutdown is never
                 // held up by a database that does not answer (the job's lease then runs out).
                 let limit = stopFlag.value ? Duration.seconds(2) : configuration.lease
-                let answer = try await withinDeadline(limit) { [store] in
+                let answer = try await withinDeadline(limit) { [store, end] in
                     try await store.finish(job, end, webhook: webhook) {
                         guard let staging else { return }  // already in place (an earlier attempt's rename)
                         let staged = StagedDirectory(destination: output, staging: staging)
@@ -135,6 +136,14 @@ extension JobWorker {
                 }
                 return
             } catch {
+                if (error as? StoreRefusal)?.isPermanent == true, end.label != "failed" {
+                    // The store refuses these values for good: the job ends failed with the
+                    // store's words rather than running until its attempts are spent.
+                    log.error("the job store refuses to record the end; ending the job failed", metadata: ["end": "\(end.label)", "error": "\(error)"])
+                    if case .published(let result) = end, let staging = result.staging { try? FileManager.default.removeItem(atPath: staging) }
+                    end = .failed(Reason(code: "store_refused", message: "the job store refused to record \(end.label): \(error)", attempts: job.attempt))
+                    continue
+                }
                 guard !stopFlag.value, !lease.value, ContinuousClock.now + delay < deadline else {
                     // The staging stays: a finish left running may still publish it; the job's
                     // next attempt removes it otherwise.

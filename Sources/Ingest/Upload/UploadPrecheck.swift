@@ -10,6 +10,11 @@ public enum UploadPrecheck {
         public var code: String
         public var message: String
         public var description: String { message }
+
+        public init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
     }
 
     /// The refusal for the upload at `path`, or nil when it may be queued.
