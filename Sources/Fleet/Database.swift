@@ -102,8 +102,12 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     }
 
     /// A client for this database; run it (``withClient(_:logger:_:)`` does) before using it.
+    /// The pool's own lines (one per failed connection attempt, at info) are kept to warnings
+    /// and above: a worker says once per backoff step that the database is unreachable.
     public func makeClient(logger: Logger) -> PostgresClient {
-        PostgresClient(configuration: configuration, backgroundLogger: logger)
+        var background = logger
+        background.logLevel = max(.warning, logger.logLevel)
+        return PostgresClient(configuration: configuration, backgroundLogger: background)
     }
 
     /// Runs `body` with a running client, then shuts the client down.

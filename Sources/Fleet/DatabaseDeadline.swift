@@ -7,7 +7,7 @@ import Transcode
 /// server): its connection was closed, so nothing it started can go on behind the caller's back.
 public struct DatabaseTimeout: Error, CustomStringConvertible {
     public var seconds: Double
-    public var description: String { "the database did not answer within \(seconds.formatted()) s (connection closed)" }
+    public var description: String { "the database did not answer within \(seconds.formatted()) s (call given up, its connection closed)" }
 }
 
 extension PostgresClient {

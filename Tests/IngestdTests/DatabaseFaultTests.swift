@@ -205,4 +205,33 @@ struct DatabaseFaultTests {
         #expect(!Daemon.entries(cdn).contains { $0.hasPrefix(id) || $0.hasPrefix(".\(id)") }, "\(Daemon.entries(cdn))")
         _ = worker
     }
+
+    /// The database goes away: the worker retries with capped exponential backoff and jitter,
+    /// one log line per step (the connection pool's own lines stay out of the log), and picks
+    /// up work by itself once the database is back.
+    @Test func anUnreachableDatabaseIsRetriedWithBackoffOneLinePerStep() throws {
+        let server = try PostgresServer(name: "backoff")
+        let base = Paths.scratch("backoff")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn"
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: "\(base)/.ingestd-uploads", contents: nil)
+        try FileManager.default.copyItem(atPath: Paths.sample("noaudio_odd.webm"), toPath: "\(base)/clip.webm")
+        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--uploads", base, "--jobs", "1", "--poll", "0.2",
+                                        "--database-timeout", "1"], log: "\(base)/worker.log")
+        func log() -> String { (try? String(contentsOfFile: "\(base)/worker.log", encoding: .utf8)) ?? "" }
+        try Daemon.wait(timeout: 30, "the worker to start") { log().contains("worker started") }
+        try server.stop()
+        sleep(12)
+        let lines = log().split(separator: "\n")
+        let steps = lines.filter { $0.contains("job store unreachable") }.count
+        // Each step: a call that fails within --database-timeout (1 s), then 0.5, 1, 2, 4 s (± 20 %).
+        #expect((2...6).contains(steps), "one line per backoff step, not one per poll: \(steps)")
+        #expect(!lines.contains { $0.contains("[PostgresNIO]") }, "the pool's own lines stay out")
+        try server.start()
+        try Daemon.wait(timeout: 60, "reachable again") { log().contains("job store reachable again") }
+        let id = try Self.submit(server.url, "\(base)/clip.webm")
+        try Daemon.wait(timeout: 60, "the job published") { (try? server.sql("SELECT state FROM ingestd_jobs WHERE id = '\(id)'")) == "published" }
+        _ = worker
+    }
 }

@@ -112,7 +112,8 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
         var logger = Logger(label: "contract")
         logger.logLevel = .error
         try await DatabaseURL(server.url).withClient(logger: logger) { [logger] client in
-            let queue = JobQueue(client: client, logger: logger)
+            // The contract is about semantics, not latency: a generous deadline for a loaded test machine.
+            let queue = JobQueue(client: client, logger: logger, timeout: .seconds(60))
             let first = PostgresStore(queue: queue, worker: "first", lease: lease, maxAttempts: 3, cdn: cdn, webhooks: false)
             let second = PostgresStore(queue: queue, worker: "second", lease: lease, maxAttempts: 3, cdn: cdn, webhooks: false)
             try await first.prepare()

@@ -16,9 +16,8 @@ extension JobWorker {
         let seconds = (ContinuousClock.now - started).seconds
         // A job process that was stopped or killed cannot remove its staging; only this
         // attempt's own is removed (a newer attempt's may be beside it).
-        if case .published = end {} else { removeOwnStaging(job, output: output) }
+        if case .published = end, !lease.value {} else { removeOwnStaging(job, output: output) }
         if lease.value {
-            removeOwnStaging(job, output: output)
             await store.abandon(job)
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
             log.warning("lease lost: the job was given to another worker; nothing published, staging removed")

@@ -22,6 +22,9 @@ public actor JobWorker: Service {
     /// After a host fault, no claim before this, even if the check passes (doubling pauses).
     private var hostPausedUntil: ContinuousClock.Instant?
     private var hostPause = Duration.seconds(5)
+    /// While the store does not answer: no call before this (capped exponential backoff, jittered).
+    private var storeRetryAt: ContinuousClock.Instant?
+    private var storeBackoff = Duration.zero
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     /// Set once the grace period is over: job processes are stopped and their jobs released.
@@ -96,6 +99,7 @@ public actor JobWorker: Service {
         let upkeepEvery = max(configuration.poll, configuration.lease / 4)
         let upkeepDue = lastUpkeep.map { ContinuousClock.now - $0 >= upkeepEvery } ?? true
         guard upkeepDue || running.count < configuration.jobs else { return [] }
+        if let storeRetryAt, ContinuousClock.now < storeRetryAt { return [] }
         do {
             if upkeepDue {
                 lastUpkeep = .now
@@ -120,10 +124,18 @@ public actor JobWorker: Service {
                 }
             }
             metrics.storeReachable()
+            if storeRetryAt != nil { logger.info("job store reachable again") }
+            storeRetryAt = nil
+            storeBackoff = .zero
         } catch {
             lastUpkeep = nil
             metrics.storeUnreachable("\(error)")
-            logger.warning("job store unreachable; will retry", metadata: ["error": "\(error)"])
+            // One line per step: 0.5 s doubling to 30 s, each with ±20 % jitter so a fleet that
+            // lost its database does not come back in step.
+            storeBackoff = min(max(storeBackoff * 2, .milliseconds(500)), .seconds(30))
+            let wait = storeBackoff * Double.random(in: 0.8...1.2)
+            storeRetryAt = .now + wait
+            logger.warning("job store unreachable; retrying", metadata: ["error": "\(error)", "inSeconds": "\(String(format: "%.1f", wait.seconds))"])
         }
         metrics.inFlight(running.count)
         return claims
