@@ -44,6 +44,10 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "Hummingbird", package: "hummingbird"),
         ]),
+        // Object storage (S3 API): SigV4 signing on swift-crypto.
+        .target(name: "ObjectStorage", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // Signed webhooks (Standard Webhooks) delivered from the spool's durable outbox.
         .target(name: "Webhooks", dependencies: [
             "Ingest",
@@ -73,9 +77,9 @@ let package = Package(
         // real webhook receiver, a daemon under test.
         .target(name: "IngestdTesting", dependencies: [
             "Transcode", "Ingest", .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py"]),
+        ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py", "sigv4_reference.py"]),
         .testTarget(name: "IngestdTests", dependencies: [
-            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks",
+            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage",
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
     ],

@@ -123,7 +123,23 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { await client.run(); return nil }
             defer { group.cancelAll() }
+            try await client.ready()
             return try await body(client)
+        }
+    }
+}
+
+extension PostgresClient {
+    /// Returns once the pool serves a connection. A lease asked for before `run()` has started
+    /// can wait for ever on a loaded host (seen in the tests: the first statement of a fresh
+    /// client hung); each try is bounded and given up, the next one made after `run()` began.
+    public func ready(tries: Int = 5) async throws {
+        for attempt in 1...tries {
+            do {
+                return try await withConnection(within: .seconds(3)) { _ in }
+            } catch let timeout as DatabaseTimeout {
+                if attempt == tries { throw timeout }
+            }
         }
     }
 }

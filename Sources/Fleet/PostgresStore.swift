@@ -30,7 +30,10 @@ public struct PostgresStore: JobStore {
     public static var defaultWorkerName: String { "\(ProcessInfo.processInfo.hostName)/\(getpid())" }
 
     public func prepare() async throws {
-        try await described { try await QueueSchema.migrate(queue.client, logger: queue.logger) }
+        try await described {
+            try await queue.client.ready()
+            try await QueueSchema.migrate(queue.client, logger: queue.logger)
+        }
     }
 
     /// Waits on LISTEN, reconnecting with backoff when the connection drops.

@@ -72,7 +72,7 @@ public enum QueueSchema {
     /// Applies the migrations not applied yet; returns the versions it applied.
     @discardableResult
     public static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [Int] {
-        try await client.withTransaction(logger: logger) { connection in
+        try await client.withTransaction(within: .seconds(60), logger: logger) { connection in
             // One migrator at a time, across every host (released at commit).
             try await connection.query("SELECT pg_advisory_xact_lock(4242001)", logger: logger)
             try await connection.query("""
