@@ -6,12 +6,6 @@ import Foundation
 ///     pending/<event>.json     recorded, not yet delivered (attempts, next attempt, last error)
 ///     delivered/<event>.json   the receiver answered 2xx (kept a week for `ingestd status`)
 ///     dead/<event>.json        every attempt failed; kept with its last error until an operator acts
-///     pending/.<event>.lock    held (`flock`) by the sender delivering the event now
-///
-/// Two daemons on one spool each run a sender: an event is reserved by an `flock` on its lock
-/// file from ``OutboxStore/due(limit:excluding:reserve:)`` until its attempt is recorded, and
-/// re-read once reserved, so no event is sent by both (the kernel drops the lock of a sender
-/// that dies).
 ///
 /// An event is written and synced before the upload it reports is filed, so no crash loses it;
 /// a crash between the two records the same event id again, which ``record(_:)`` ignores.
@@ -21,7 +15,6 @@ public struct Outbox: Sendable {
     }
 
     public let root: String
-    let reservations = Reservations()
 
     public init(root: String) {
         self.root = root
@@ -52,9 +45,8 @@ public struct Outbox: Sendable {
 
     public func count(_ state: State) -> Int { names(in: state).count }
 
-    /// Saves a failed attempt's outcome (still pending) and lets go of its reservation.
+    /// Saves a failed attempt's outcome (still pending).
     public func update(_ event: OutboxEvent) throws {
-        defer { reservations.release(event.id, removing: nil) }
         try JSONFile.write(event, to: path(event.id, in: .pending))
     }
 
@@ -62,24 +54,8 @@ public struct Outbox: Sendable {
     public func settle(_ event: OutboxEvent, as state: State) throws {
         try JSONFile.write(event, to: path(event.id, in: state))
         unlink(path(event.id, in: .pending))
-        reservations.release(event.id, removing: lockPath(event.id))
         try Durability.syncDirectory(directory(.pending))
     }
-
-    /// Reserves a pending event for this sender and returns its record as it is now; nil when
-    /// another sender holds it or it is no longer pending.
-    func reserve(_ id: String) -> OutboxEvent? {
-        guard reservations.take(id, lock: lockPath(id)) else { return nil }
-        guard let event = JSONFile.read(OutboxEvent.self, from: path(id, in: .pending)) else {
-            reservations.release(id, removing: lockPath(id))  // settled meanwhile
-            return nil
-        }
-        return event
-    }
-
-    func unreserve(_ id: String) { reservations.release(id, removing: nil) }
-
-    private func lockPath(_ id: String) -> String { "\(directory(.pending))/.\(id).lock" }
 
     /// Drops delivered events older than `age` seconds.
     public func prune(deliveredBefore cutoff: Date) {

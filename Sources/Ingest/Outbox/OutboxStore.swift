@@ -19,13 +19,7 @@ public protocol OutboxStore: Sendable {
 extension Outbox: OutboxStore {
     public func due(limit: Int, excluding: Set<String>, reserve: Duration) async throws -> [OutboxEvent] {
         let now = Date()
-        var due: [OutboxEvent] = []
-        for candidate in pending() where candidate.nextAttemptAt <= now && !excluding.contains(candidate.id) {
-            guard due.count < limit else { break }
-            guard let event = self.reserve(candidate.id) else { continue }  // another sender has it, or it was settled
-            if event.nextAttemptAt <= now { due.append(event) } else { unreserve(event.id) }
-        }
-        return due
+        return Array(pending().filter { $0.nextAttemptAt <= now && !excluding.contains($0.id) }.prefix(limit))
     }
 
     public func retry(_ event: OutboxEvent) async throws { try update(event) }
