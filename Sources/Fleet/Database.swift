@@ -18,8 +18,6 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     let connection: PostgresConnection.Configuration
     /// The URL with the password hidden, for logs and messages.
     public let description: String
-    /// The `sslmode` in effect, for messages.
-    public let sslMode: String
     /// How long one call may take (``JobQueue/timeout``): `--database-timeout`.
     public var callTimeout: Duration = .seconds(10)
 
@@ -52,8 +50,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         if let unknown = parameters.keys.sorted().first(where: { !known.contains($0) }) {
             throw Invalid(description: "database URL: unsupported parameter \(unknown) (supported: \(known.sorted().joined(separator: ", ")))")
         }
-        sslMode = parameters["sslmode"] ?? "prefer"
-        let tls = try Self.tls(mode: sslMode, rootCertificate: parameters["sslrootcert"])
+        let tls = try Self.tls(mode: parameters["sslmode"] ?? "prefer", rootCertificate: parameters["sslrootcert"])
         let clientTLS: PostgresClient.Configuration.TLS = tls.map { $0.required ? .require($0.configuration) : .prefer($0.configuration) } ?? .disable
         let connectionTLS: PostgresConnection.Configuration.TLS = try tls.map {
             let context = try NIOSSLContext(configuration: $0.configuration)
