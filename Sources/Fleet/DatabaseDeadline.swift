@@ -1,4 +1,5 @@
 import Foundation
+import Ingest
 import PostgresNIO
 import Synchronization
 import Transcode
@@ -15,7 +16,9 @@ extension PostgresClient {
     /// for a connection is cancelled or the connection is closed, which fails the query in flight
     /// (postgres-nio's queries cannot be cancelled, and a path that drops packets without a reset
     /// would hold them for ever); the server ends the session's open transaction by itself
-    /// (`idle_in_transaction_session_timeout`, see ``DatabaseURL``).
+    /// (`idle_in_transaction_session_timeout`, see ``DatabaseURL``). The limit counts only time in
+    /// which this process ran (``StallTolerantClock``): a worker whose own threads were all busy
+    /// does not blame the database for an answer it had no thread to read.
     public func withConnection<T: Sendable>(within limit: Duration,
                                             _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let held = HeldConnection()
@@ -28,7 +31,7 @@ extension PostgresClient {
                 }
             }
             group.addTask {
-                try await Task.sleep(for: limit)
+                try await StallTolerantClock.sleep(for: limit)
                 return .timedOut
             }
             defer { group.cancelAll() }

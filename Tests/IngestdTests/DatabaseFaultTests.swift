@@ -44,6 +44,39 @@ struct DatabaseFaultTests {
         _ = server
     }
 
+    /// A process whose own threads are all busy (blocking work on every thread of Swift's pool)
+    /// for longer than a call's deadline does not blame the database: the answer that arrived
+    /// meanwhile is read, the call succeeds. (Seen in CI: a loaded test process gave up a claim
+    /// PostgreSQL had answered.)
+    @Test func aStalledProcessDoesNotBlameTheDatabase() async throws {
+        let server = try PostgresServer(name: "stalled")
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        let stall = 6.0, limit = Duration.seconds(2)
+        let answer = try await DatabaseURL(server.url).withClient(logger: logger) { [logger] client in
+            async let call = client.withConnection(within: limit) { connection in
+                let rows = try await connection.query("SELECT 42 FROM pg_sleep(0.2)", logger: logger)
+                var values: [Int] = []
+                for try await value in rows.decode(Int.self) { values.append(value) }
+                return values
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            // Every thread of the pool blocked (the pool has one per core), as a test's blocking
+            // tool runs do.
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<ProcessInfo.processInfo.activeProcessorCount {
+                    group.addTask {
+                        let until = Date().addingTimeInterval(stall)
+                        while Date() < until { usleep(10_000) }
+                    }
+                }
+            }
+            return try await call
+        }
+        #expect(answer == [42])
+        _ = server
+    }
+
     /// A path to PostgreSQL that goes silent (no reset) with a job in flight: the worker reports
     /// not ready, stops the job and abandons its staging before its lease could pass to anyone
     /// else, leaves alone what another worker publishes meanwhile, and is ready and claiming

@@ -188,11 +188,16 @@ import Transcode
     }
 }
 
+/// Polls `condition` until it holds; fails after `timeout` of time in which this process ran
+/// (a stall of the whole test process, its threads busy in other tests' tools, counts as one
+/// second, as in ``StallTolerantClock``).
 func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
+    var waited = Duration.zero
     while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw Tool.ProbeFailure(message: "timed out waiting for \(what)") }
+        guard waited < timeout else { throw Tool.ProbeFailure(message: "timed out waiting for \(what)") }
+        let start = ContinuousClock.now
         try await Task.sleep(for: .milliseconds(100))
+        waited += min(start.duration(to: .now), .seconds(1))
     }
 }
 

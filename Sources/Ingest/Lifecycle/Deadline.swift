@@ -15,8 +15,30 @@ func withinDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable 
             }
         }
         Task {
-            try? await Task.sleep(for: limit)
+            try? await StallTolerantClock.sleep(for: limit)
             if first.claim() { continuation.resume(returning: nil) }
+        }
+    }
+}
+
+/// Waits that count only the time in which this process could run. A wake-up more than a
+/// second later than asked for means the process itself was stalled (every thread of Swift's
+/// pool busy in blocking work, the process stopped, the host frozen); whatever it waits for was
+/// stalled as well (the database's answer may be sitting unread), so such a stall counts as one
+/// second, not as its length. Ordinary lateness on a busy host counts in full.
+public enum StallTolerantClock {
+    static let step = Duration.milliseconds(250)
+    static let stallCredit = Duration.seconds(1)
+
+    /// Returns once `limit` of running time has passed.
+    public static func sleep(for limit: Duration) async throws {
+        let clock = ContinuousClock()
+        var left = limit
+        while left > .zero {
+            let nap = min(step, left)
+            let start = clock.now
+            try await Task.sleep(for: nap)
+            left -= min(start.duration(to: clock.now), nap + stallCredit)
         }
     }
 }
