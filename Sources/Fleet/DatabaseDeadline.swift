@@ -22,27 +22,18 @@ extension PostgresClient {
     public func withConnection<T: Sendable>(within limit: Duration,
                                             _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let held = HeldConnection()
-        return try await withThrowingTaskGroup(of: DeadlineOutcome<T>.self) { group in
-            group.addTask {
-                try await self.withConnection { connection in
-                    held.set(connection)
-                    defer { held.set(nil) }
-                    return .done(try await body(connection))
-                }
-            }
-            group.addTask {
-                try await StallTolerantClock.sleep(for: limit)
-                return .timedOut
-            }
-            defer { group.cancelAll() }
-            switch try await group.next()! {
-            case .done(let value):
-                return value
-            case .timedOut:
-                if let connection = held.get() { _ = connection.close() as EventLoopFuture<Void> }
-                throw DatabaseTimeout(seconds: limit.seconds)
+        let answer = try await withinDeadline(limit) {
+            try await self.withConnection { connection in
+                held.set(connection)
+                defer { held.set(nil) }
+                return try await body(connection)
             }
         }
+        guard let answer else {
+            if let connection = held.get() { _ = connection.close() as EventLoopFuture<Void> }
+            throw DatabaseTimeout(seconds: limit.seconds)
+        }
+        return answer
     }
 
     /// ``withConnection(within:_:)`` around one transaction; a failed COMMIT or closure throws
@@ -57,11 +48,6 @@ extension PostgresClient {
             }
         }
     }
-}
-
-private enum DeadlineOutcome<T: Sendable>: Sendable {
-    case done(T)
-    case timedOut
 }
 
 /// The connection a deadline may have to close.

@@ -1,5 +1,6 @@
 import Fleet
 import Foundation
+import Ingest
 import IngestdTesting
 import Logging
 import PostgresNIO
@@ -74,6 +75,29 @@ struct DatabaseFaultTests {
             return try await call
         }
         #expect(answer == [42])
+        _ = server
+    }
+
+    /// A session the server ended while its client was stalled (idle in transaction past the
+    /// server's limit, as under a test machine's load in CI): the call ends within its deadline,
+    /// however the client library takes the dead connection.
+    @Test func aSessionTheServerEndedFailsWithinTheDeadline() async throws {
+        let server = try PostgresServer(name: "ended")
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let started = ContinuousClock.now
+        await #expect(throws: (any Error).self) {
+            try await DatabaseURL(server.url).withClient(logger: logger) { [logger] client in
+                try await client.withTransaction(within: .seconds(5), logger: logger) { connection in
+                    try await connection.query("SET LOCAL idle_in_transaction_session_timeout = '500ms'", logger: logger)
+                    try await Task.sleep(for: .seconds(2))  // the server ends the session meanwhile
+                    try await connection.query("SELECT 1", logger: logger)
+                }
+            }
+        }
+        let took = started.duration(to: .now)
+        print("ended session: the call failed after \(took)")
+        #expect(took < .seconds(15), "failed after \(took)")
         _ = server
     }
 
@@ -266,5 +290,34 @@ struct DatabaseFaultTests {
         let id = try Self.submit(server.url, "\(base)/clip.webm")
         try Daemon.wait(timeout: 60, "the job published") { (try? server.sql("SELECT state FROM ingestd_jobs WHERE id = '\(id)'")) == "published" }
         _ = worker
+    }
+}
+
+/// The deadline itself (Ingest's `withinDeadline`, under every database call).
+struct DeadlineTests {
+    /// A body that never ends and ignores cancellation (a continuation nobody resumes) does not
+    /// hold its caller past the limit.
+    @Test func aBodyThatNeverEndsDoesNotHoldTheCaller() async throws {
+        let started = ContinuousClock.now
+        let answer: Int? = try await withinDeadline(.milliseconds(500)) {
+            await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+            return 1
+        }
+        #expect(answer == nil)
+        #expect(started.duration(to: .now) < .seconds(5))
+    }
+
+    @Test func cancellingTheCallerReturnsAtOnce() async throws {
+        let task = Task {
+            try await withinDeadline(.seconds(60)) {
+                await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+                return 1
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(started.duration(to: .now) < .seconds(2))
     }
 }

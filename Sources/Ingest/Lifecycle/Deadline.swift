@@ -1,23 +1,63 @@
 import Foundation
 
-/// Runs `body` and returns its value, or nil when `limit` passes first; `body` is then left to
-/// finish on its own. For calls that may wait on an unreachable service for much longer than
-/// the caller can (a connection pool retrying until its circuit breaker trips).
-func withinDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
-    let first = FirstCome()
-    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T?, any Error>) in
-        Task {
-            do {
-                let value = try await body()
-                if first.claim() { continuation.resume(returning: value) }
-            } catch {
-                if first.claim() { continuation.resume(throwing: error) }
-            }
+/// Runs `body` and returns its value, or nil when `limit` passes first (in running time, see
+/// ``StallTolerantClock``); `body` is then cancelled and left to finish on its own: the caller
+/// never waits for it, even when it ignores cancellation (a client library's continuation that
+/// is never resumed, a call on a silent network). Cancelling the caller cancels `body` and
+/// returns at once with `CancellationError`.
+public func withinDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+    let race = DeadlineRace<T?>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T?, any Error>) in
+            race.start(continuation,
+                       work: Task {
+                           do {
+                               race.finish(.success(try await body()))
+                           } catch {
+                               race.finish(.failure(error))
+                           }
+                       },
+                       timer: Task {
+                           try? await StallTolerantClock.sleep(for: limit)
+                           if !Task.isCancelled { race.finish(.success(nil)) }
+                       })
         }
-        Task {
-            try? await StallTolerantClock.sleep(for: limit)
-            if first.claim() { continuation.resume(returning: nil) }
+    } onCancel: {
+        race.finish(.failure(CancellationError()))
+    }
+}
+
+/// Whichever ends first of a body, its timer and the caller's cancellation resumes the caller,
+/// once; the others are cancelled.
+private final class DeadlineRace<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var result: Result<T, any Error>?
+    private var tasks: [Task<Void, Never>] = []
+
+    func start(_ continuation: CheckedContinuation<T, any Error>, work: Task<Void, Never>, timer: Task<Void, Never>) {
+        lock.lock()
+        if let result {  // ended before it started (cancelled already)
+            lock.unlock()
+            work.cancel()
+            timer.cancel()
+            continuation.resume(with: result)
+            return
         }
+        self.continuation = continuation
+        tasks = [work, timer]
+        lock.unlock()
+    }
+
+    func finish(_ outcome: Result<T, any Error>) {
+        lock.lock()
+        guard result == nil else { lock.unlock(); return }
+        result = outcome
+        let (waiting, running) = (continuation, tasks)
+        continuation = nil
+        lock.unlock()
+        for task in running { task.cancel() }
+        waiting?.resume(with: outcome)
     }
 }
 
@@ -40,19 +80,5 @@ public enum StallTolerantClock {
             try await Task.sleep(for: nap)
             left -= min(start.duration(to: clock.now), nap + stallCredit)
         }
-    }
-}
-
-/// True for the first caller of ``claim()`` only.
-private final class FirstCome: @unchecked Sendable {
-    private let lock = NSLock()
-    private var taken = false
-
-    func claim() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !taken else { return false }
-        taken = true
-        return true
     }
 }
