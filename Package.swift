@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
@@ -29,7 +30,7 @@ let package = Package(
         ),
         .target(name: "Transcode", dependencies: ["CFFmpeg"]),
         .target(name: "Ingest", dependencies: [
-            "Transcode",
+            "Transcode", "ObjectStorage",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -46,7 +47,10 @@ let package = Package(
         ]),
         // Object storage (S3 API): SigV4 signing on swift-crypto.
         .target(name: "ObjectStorage", dependencies: [
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         // Signed webhooks (Standard Webhooks) delivered from the spool's durable outbox.
         .target(name: "Webhooks", dependencies: [
@@ -57,7 +61,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "ingestd", dependencies: [
-            "Fleet", "Webhooks",
+            "Fleet", "Webhooks", "ObjectStorage",
             "Ingest", "Transcode",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -77,7 +81,7 @@ let package = Package(
         // real webhook receiver, a daemon under test.
         .target(name: "IngestdTesting", dependencies: [
             "Transcode", "Ingest", .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py", "sigv4_reference.py"]),
+        ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py", "sigv4_reference.py", "s3_check.py", "http_fault_proxy.py"]),
         .testTarget(name: "IngestdTests", dependencies: [
             "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage",
             .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -25,7 +25,7 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .outputExists(let path): "\(path): output directory exists and is not empty"
         case .cannotWrite(let path, let reason): "\(path): cannot write: \(reason)"
-        case .inputMissing(let path): "\(path): no such file"
+        case .inputMissing(let path): "\(path): no such \(path.hasPrefix("s3://") ? "object" : "file")"
         case .badUpload(let path, let field, let reason): "\(path): field '\(field)': \(reason)"
         case .cancelled: "cancelled"
         }

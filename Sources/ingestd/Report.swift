@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObjectStorage
 import Ingest
 import Transcode
 import Webhooks
@@ -23,6 +24,14 @@ enum Report {
             code = "missing_root"
             status = .badPreset
         }
+        if error is S3Configuration.Invalid || error is S3Location.Invalid {
+            code = "bad_storage"
+            status = .badPreset
+        }
+        if let error = error as? S3Error {
+            code = error.isTransient ? "storage_unavailable" : "storage_refused"
+            status = error.isTransient ? .unavailable : ["GET", "HEAD"].contains(error.method) ? .inputMissing : .cannotWrite
+        }
         if error is QueueUnavailable {
             code = "queue_unavailable"
             status = .unavailable
@@ -32,7 +41,7 @@ enum Report {
             if case .badUpload(_, let field, _) = error as? IngestError { detail["field"] = field }
             if case .badPreset(_, let field, _) = error as? TranscodeError { detail["field"] = field }
             let body: [String: Any] = ["error": detail]
-            if let data = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]) {
+            if let data = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]) {
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
             }
         }

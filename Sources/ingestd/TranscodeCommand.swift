@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Ingest
 import Logging
+import ObjectStorage
 import Transcode
 
 struct TranscodeCommand: AsyncParsableCommand {
@@ -29,19 +30,27 @@ struct TranscodeCommand: AsyncParsableCommand {
           storyboard.jpg/.vtt  scrubbing sprite and its WebVTT map
           manifest.json        the ready record (also printed with --json)
 
+        INPUT and OUT may be in a bucket (s3://bucket/key, an upload directory as s3://bucket/prefix/; \
+        credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, see docs/STORAGE.md). An s3:// OUT \
+        is published as OUT/<version>/… and made visible by creating OUT/current.json last.
+
         Examples:
           ingestd transcode samples/portrait_rotated.mp4 --out out/portrait
           ingestd transcode samples/upload --out out/merged
           ingestd transcode clip.mov --out /srv/cdn/abc123 --json \\
             --preset Presets/default.json
+          ingestd transcode s3://uploads/abc123.mp4 --out s3://media/abc123 \\
+            --s3-endpoint http://127.0.0.1:8333
         """
     )
 
-    @Argument(help: "The video file or upload directory (with upload.json) to transcode.")
+    @Argument(help: "The video file or upload directory (with upload.json) to transcode; or s3://bucket/key.")
     var input: String
 
-    @Option(name: .long, help: ArgumentHelp("Output directory to create.", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("Output directory to create, or s3://bucket/prefix.", valueName: "dir"))
     var out: String
+
+    @OptionGroup var storage: StorageOption
 
     @OptionGroup var presetOption: PresetOption
 
@@ -62,18 +71,22 @@ struct TranscodeCommand: AsyncParsableCommand {
         let (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(16))
         let display = ProgressDisplay(enabled: !noProgress && isatty(STDERR_FILENO) == 1)
         let job = TranscodeJob(input: input, destination: out, preset: preset)
-        let work = Task { try await job.run(logger: logger, events: continuation) }
+        let client = S3Location.isURL(input) || S3Location.isURL(out) ? try storage.client(json: json) : nil
+        let work = Task {
+            guard let client else { return (try await job.run(logger: logger, events: continuation), out) }
+            return try await job.run(storage: client, logger: logger, events: continuation)
+        }
         let signals = SignalTrap(cancelling: work)
         for await event in events { display.show(event) }
         display.clear()
         do {
-            let manifest = try await work.value
+            let (manifest, published) = try await work.value
             signals.disarm()
             if json {
                 FileHandle.standardOutput.write(manifest.jsonData())
                 FileHandle.standardOutput.write(Data("\n".utf8))
             } else {
-                Report.summary(manifest, out: out)
+                Report.summary(manifest, out: published)
             }
         } catch {
             signals.disarm()

@@ -1,0 +1,149 @@
+import Foundation
+import ObjectStorage
+
+/// Publishes a finished output directory into a bucket, where nothing can be renamed: every
+/// attempt uploads under its own immutable version prefix (`<output>/<version>/…`), the master
+/// playlist last, and only then is the output's pointer moved to it (``switchPointer``) — the
+/// one write that makes a version visible. A version no pointer names is garbage for the
+/// sweeper, never half a ladder in view.
+public struct BucketPublisher: Sendable {
+    public let client: S3Client
+    /// Files uploaded at once.
+    public var parallelUploads = 8
+
+    public init(client: S3Client) { self.client = client }
+
+    /// The name of the pointer object beside the versions (single-host publishing).
+    public static let pointerName = "current.json"
+    /// Written last: a player that can read it can read everything it names.
+    static let lastNames = ["master.m3u8", "manifest.json"]
+
+    /// Uploads every file below `directory` under `version` with its content type and cache
+    /// policy, ``lastNames`` after all the rest. Returns how many objects and bytes it wrote.
+    @discardableResult
+    public func upload(_ directory: String, to version: S3Location) async throws -> (objects: Int, bytes: Int64) {
+        let files = try Self.files(in: directory)
+        let rest = files.filter { !Self.lastNames.contains($0.relative) }
+        let last = Self.lastNames.compactMap { name in files.first { $0.relative == name } }
+        var bytes: Int64 = 0
+        for (batch, width) in [(rest, parallelUploads), (last, 1)] {
+            try await withThrowingTaskGroup(of: Int64.self) { group in
+                var pending = batch[...]
+                func addNext() {
+                    guard let file = pending.popFirst() else { return }
+                    group.addTask {
+                        let headers = ObjectHeaders(name: file.relative)
+                        try await client.upload(file: "\(directory)/\(file.relative)", to: version.appending(file.relative),
+                                                contentType: headers.contentType, cacheControl: headers.cacheControl)
+                        return file.size
+                    }
+                }
+                for _ in 0..<width { addNext() }  // the last files one at a time, in order
+                while let size = try await group.next() {
+                    bytes += size
+                    addNext()
+                }
+            }
+        }
+        return (files.count, bytes)
+    }
+
+    /// Points `output` (its `current.json`) at `version`: created only if there is none yet
+    /// (`.ifAbsent`), or replaced only if it is still the one read (`.ifMatch(etag)`). Returns
+    /// the new pointer's ETag; a lost race throws (``S3Error/isPreconditionFailed``).
+    @discardableResult
+    public func switchPointer(_ output: S3Location, to version: S3Location, condition: S3WriteCondition) async throws -> String {
+        let pointer = OutputPointer(version: version.name, master: version.appending("master.m3u8").description, publishedAt: Date())
+        return try await client.upload(pointer.json(), to: output.appending(Self.pointerName), contentType: "application/json",
+                                       cacheControl: "no-cache", condition: condition)
+    }
+
+    /// The pointer of `output` and its ETag, or nil when nothing is published there.
+    public func pointer(_ output: S3Location) async throws -> (OutputPointer, etag: String)? {
+        let location = output.appending(Self.pointerName)
+        let scratch = try PrivateDirectory(prefix: "ingestd-pointer-")
+        let path = "\(scratch.path)/\(Self.pointerName)"
+        guard let info = try await client.head(location) else { return nil }
+        _ = try await client.download(location, to: path, limit: 64 << 10)
+        let pointer = try JSONDecoder.iso8601.decode(OutputPointer.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        return (pointer, info.etag)
+    }
+
+    struct File: Equatable {
+        var relative: String
+        var size: Int64
+    }
+
+    /// Regular files below `directory` (links and anything else refused: an output holds none).
+    static func files(in directory: String) throws -> [File] {
+        var files: [File] = []
+        guard let walker = FileManager.default.enumerator(atPath: directory) else {
+            throw IngestError.cannotWrite(path: directory, reason: "cannot list the output")
+        }
+        for case let relative as String in walker {
+            var info = stat()
+            guard lstat("\(directory)/\(relative)", &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: files.append(File(relative: relative, size: Int64(info.st_size)))
+            case S_IFDIR: continue
+            default: throw IngestError.cannotWrite(path: "\(directory)/\(relative)", reason: "not a regular file")
+            }
+        }
+        return files.sorted { $0.relative < $1.relative }
+    }
+}
+
+/// What `current.json` says: which version of an output is the published one.
+public struct OutputPointer: Codable, Sendable, Equatable {
+    /// The version prefix's name (below the output's prefix).
+    public var version: String
+    /// `s3://…/<version>/master.m3u8`.
+    public var master: String
+    public var publishedAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case version, master
+        case publishedAt = "published_at"
+    }
+
+    func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(self)
+    }
+}
+
+extension JSONDecoder {
+    static var iso8601: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}
+
+/// The `Content-Type` and `Cache-Control` of an output file, by its name: media, posters and
+/// the rest of a version are immutable for a year (a version never changes); playlists and
+/// the manifest get a short life, as players and CDNs expect of them.
+public struct ObjectHeaders: Sendable, Equatable {
+    public var contentType: String
+    public var cacheControl: String
+
+    public static let immutable = "public, max-age=31536000, immutable"
+    public static let short = "public, max-age=60"
+
+    public init(name: String) {
+        let ext = (name as NSString).pathExtension.lowercased()
+        contentType = switch ext {
+        case "m3u8": "application/vnd.apple.mpegurl"
+        case "mp4": "video/mp4"
+        case "m4s": "video/iso.segment"
+        case "jpg", "jpeg": "image/jpeg"
+        case "webp": "image/webp"
+        case "vtt": "text/vtt"
+        case "json": "application/json"
+        default: "application/octet-stream"
+        }
+        cacheControl = ["m3u8", "json"].contains(ext) ? Self.short : Self.immutable
+    }
+}

@@ -1,0 +1,211 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A small S3 client on async-http-client: what ingestd needs of a bucket (HEAD, streamed GET
+/// and PUT, multipart, list, delete, conditional writes), each request signed (``S3Signer``),
+/// each retried with backoff while the answer is transient (no answer, 5xx, `SlowDown`).
+/// Bodies stream from and to files: memory does not grow with object size.
+public struct S3Client: Sendable {
+    public let configuration: S3Configuration
+    let http: HTTPClient
+    let signer: S3Signer
+    /// Tries per request (the first included) while failures are transient.
+    public var tries = 5
+    /// The first retry's delay; it doubles per try (with ±20 % jitter), up to 5 s.
+    public var backoff = Duration.milliseconds(200)
+    /// Objects above this size are uploaded in parts of ``partSize``, ``parallelParts`` at once.
+    public var multipartThreshold: Int64 = 16 << 20
+    public var partSize: Int64 = 8 << 20
+    public var parallelParts = 4
+
+    public init(configuration: S3Configuration, http: HTTPClient = .shared) {
+        self.configuration = configuration
+        self.http = http
+        signer = S3Signer(credentials: configuration.credentials, region: configuration.region)
+    }
+
+    /// What a HEAD tells of an object.
+    public struct ObjectInfo: Sendable, Equatable {
+        public var size: Int64
+        public var etag: String
+        public var contentType: String?
+        public var cacheControl: String?
+    }
+
+    /// A signed GET URL anyone may use for `expires` seconds (at most 7 days).
+    public func presignedURL(_ location: S3Location, expires: Int) -> URL {
+        signer.presign(method: "GET", url: configuration.url(for: location), expires: expires)
+    }
+
+    /// The object's size, ETag and headers; nil when there is no such object.
+    public func head(_ location: S3Location) async throws -> ObjectInfo? {
+        do {
+            let response = try await send(.HEAD, location, expecting: [200])
+            return ObjectInfo(size: Int64(response.headers.first(name: "content-length") ?? "") ?? 0,
+                              etag: response.headers.first(name: "etag") ?? "",
+                              contentType: response.headers.first(name: "content-type"),
+                              cacheControl: response.headers.first(name: "cache-control"))
+        } catch let error as S3Error where error.isNotFound {
+            return nil
+        }
+    }
+
+    /// Deletes one object (absent is fine).
+    public func delete(_ location: S3Location) async throws {
+        _ = try await send(.DELETE, location, expecting: [200, 204, 404])
+    }
+
+    // MARK: requests
+
+    struct Response {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: Data
+    }
+
+    /// A request body that can be sent again on a retry.
+    enum Body {
+        case empty
+        case data(Data)
+        case file(path: String, range: Range<Int64>)
+
+        var count: Int64 {
+            switch self {
+            case .empty: 0
+            case .data(let data): Int64(data.count)
+            case .file(_, let range): Int64(range.count)
+            }
+        }
+    }
+
+    /// Sends one request with retries; the answer's body (an XML document, small) is read
+    /// whole. A status outside `expecting` is thrown as ``S3Error``.
+    func send(_ method: HTTPMethod, _ location: S3Location, query: String? = nil, headers: [(String, String)] = [],
+              body: Body = .empty, expecting: Set<Int>) async throws -> Response {
+        try await retrying(method, location) {
+            let response = try await execute(method, location, query: query, headers: headers, body: body)
+            let data = Data((try await response.body.collect(upTo: 4 << 20)).readableBytesView)
+            let status = Int(response.status.code)
+            guard expecting.contains(status) else { throw Self.error(method, location, status: status, body: data) }
+            return Response(status: status, headers: response.headers, body: data)
+        }
+    }
+
+    /// One signed request, its response's body left to the caller.
+    func execute(_ method: HTTPMethod, _ location: S3Location, query: String? = nil, headers: [(String, String)] = [],
+                 body: Body = .empty) async throws -> HTTPClientResponse {
+        let url = configuration.url(for: location, query: query)
+        let hash: String
+        switch body {
+        case .empty: hash = S3Signer.sha256Hex(Data())
+        case .data(let data): hash = S3Signer.sha256Hex(data)
+        case .file(let path, let range): hash = try FileChunks.sha256Hex(path, range: range)
+        }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = method
+        for (name, value) in headers + signer.sign(method: method.rawValue, url: url, headers: headers, payloadHash: hash) {
+            request.headers.add(name: name, value: value)
+        }
+        switch body {
+        case .empty: break
+        case .data(let data): request.body = .bytes(ByteBuffer(bytes: data))
+        case .file(let path, let range): request.body = .stream(FileChunks(path: path, range: range), length: .known(Int64(range.count)))
+        }
+        // A minute, or longer for a large body on a slow link (at least 1 MB/s).
+        let timeout = TimeAmount.seconds(max(60, body.count >> 20))
+        do {
+            return try await http.execute(request, timeout: timeout)
+        } catch {
+            throw S3Error(method: method.rawValue, location: location, status: nil, code: nil, message: "no answer from \(configuration.endpoint.host ?? "S3"): \(error)")
+        }
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or ``tries`` transient failures.
+    func retrying<T>(_ method: HTTPMethod, _ location: S3Location, _ attempt: () async throws -> T) async throws -> T {
+        var delay = backoff
+        for try_ in 1... {
+            do {
+                return try await attempt()
+            } catch let error as S3Error where error.isTransient && try_ < tries {
+                try await Task.sleep(for: delay * Double.random(in: 0.8...1.2))
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+        fatalError("unreachable")
+    }
+
+    static func error(_ method: HTTPMethod, _ location: S3Location, status: Int, body: Data) -> S3Error {
+        let fields = S3XML.records(body).first ?? [:]
+        let fallback = HTTPResponseStatus(statusCode: status).reasonPhrase
+        return S3Error(method: method.rawValue, location: location, status: status, code: fields["Code"],
+                       message: fields["Message"].flatMap { $0.isEmpty ? nil : $0 } ?? fallback)
+    }
+}
+
+/// A file's byte range as an async sequence of buffers (256 KiB reads), for request bodies.
+struct FileChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let path: String
+    let range: Range<Int64>
+    static let chunk = 256 << 10
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let file: Result<FileDescriptorBox, ReadError>
+        var offset: Int64
+        let end: Int64
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard offset < end else { return nil }
+            let fd = try file.get()
+            let want = Int(Swift.min(Int64(FileChunks.chunk), end - offset))
+            var buffer = ByteBufferAllocator().buffer(capacity: want)
+            let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
+                let n = pread(fd.fd, raw.baseAddress, want, off_t(offset))
+                guard n > 0 else { throw FileChunks.ReadError(path: fd.path, errno: n == 0 ? EIO : errno) }
+                return n
+            }
+            offset += Int64(read)
+            return buffer
+        }
+    }
+
+    struct ReadError: Error, CustomStringConvertible {
+        var path: String
+        var errno: Int32
+        var description: String { "cannot read \(path): \(String(cString: strerror(errno)))" }
+    }
+
+    /// Closes its descriptor once the last iterator is gone.
+    final class FileDescriptorBox: Sendable {
+        let fd: Int32
+        let path: String
+        init(_ path: String) throws {
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            self.path = path
+            guard fd >= 0 else { throw ReadError(path: path, errno: errno) }
+        }
+        deinit { close(fd) }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        // A file that cannot be opened fails the first read.
+        AsyncIterator(file: Result { try FileDescriptorBox(path) }.mapError { $0 as! ReadError }, offset: range.lowerBound, end: range.upperBound)
+    }
+
+    static func sha256Hex(_ path: String, range: Range<Int64>) throws -> String {
+        let box = try FileDescriptorBox(path)
+        var hasher = S3Signer.Hasher()
+        var offset = range.lowerBound
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        while offset < range.upperBound {
+            let want = Int(Swift.min(Int64(chunk), range.upperBound - offset))
+            let n = buffer.withUnsafeMutableBytes { pread(box.fd, $0.baseAddress, want, off_t(offset)) }
+            guard n > 0 else { throw ReadError(path: path, errno: n == 0 ? EIO : errno) }
+            hasher.update(buffer[0..<n])
+            offset += Int64(n)
+        }
+        return hasher.finalize()
+    }
+}

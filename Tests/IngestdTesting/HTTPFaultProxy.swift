@@ -1,0 +1,42 @@
+import Foundation
+
+/// An HTTP proxy the test controls in front of a real server (`http_fault_proxy.py`): it
+/// forwards requests untouched, and answers the next ``fail(_:status:)`` ones itself with an
+/// error status (S3's `SlowDown`), as an overloaded storage service does.
+public final class HTTPFaultProxy {
+    public let port: Int
+    private let state: String
+    private let process = Process()
+
+    public init(target: Int) throws {
+        port = try PostgresServer.freePort()
+        state = Paths.scratch("http-proxy-\(port).json")
+        try Data(#"{"fail": 0}"#.utf8).write(to: URL(fileURLWithPath: state))
+        try? FileManager.default.removeItem(atPath: state + ".log")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "\(Paths.root)/Tests/IngestdTesting/http_fault_proxy.py", "\(port)", "\(target)", state]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        try Daemon.wait(timeout: 20, "the HTTP proxy to listen") { Self.answers(self.port) }
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// The next `count` requests are answered with `status` and never reach the server.
+    public func fail(_ count: Int, status: Int = 503) throws {
+        try Data(#"{"fail": \#(count), "status": \#(status)}"#.utf8).write(to: URL(fileURLWithPath: state))
+    }
+
+    /// Every request so far: `METHOD PATH STATUS[ injected]`.
+    public var requests: [String] {
+        ((try? String(contentsOfFile: state + ".log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    private static func answers(_ port: Int) -> Bool {
+        (try? Tool.run("curl", ["-s", "-o", "/dev/null", "--max-time", "2", "http://127.0.0.1:\(port)/"]))?.status == 0
+    }
+}

