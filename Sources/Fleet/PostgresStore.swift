@@ -1,6 +1,7 @@
 import Foundation
 import Ingest
 import Logging
+import ObjectStorage
 import PostgresNIO
 
 /// The fleet's jobs in PostgreSQL (see ``JobQueue``): claims with `FOR UPDATE SKIP LOCKED`,
@@ -87,11 +88,13 @@ public struct PostgresStore: JobStore {
                 guard case .published(let result) = end else {
                     return try await queue.finish(job, end, event: webhook(end)) != nil
                 }
-                let output = "\(cdn)/\(job.id)"
+                // In a bucket the row's output is the pointer: this attempt's version prefix, named
+                // under the fence in the same transaction that records the end.
+                let output = JobWorkerConfiguration.output(cdn: cdn, id: job.id, token: job.token)
                 let manifest = FileManager.default.contents(atPath: "\(output)/manifest.json")
                     ?? result.staging.flatMap { FileManager.default.contents(atPath: "\($0)/manifest.json") } ?? Data("{}".utf8)
                 // Output already in view is an earlier attempt's: adopted, never withdrawn.
-                let renames = result.staging != nil && !FileManager.default.fileExists(atPath: "\(output)/manifest.json")
+                let renames = result.staging != nil && !S3Location.isURL(cdn) && !FileManager.default.fileExists(atPath: "\(output)/manifest.json")
                 do {
                     try await queue.publish(job, output: output, manifest: String(decoding: manifest, as: UTF8.self), event: webhook(end), publish)
                 } catch let error where !(error is JobQueue.FenceLost) {

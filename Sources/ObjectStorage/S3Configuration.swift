@@ -12,6 +12,7 @@ public struct S3Configuration: Sendable {
 
     public struct Invalid: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     public init(endpoint: URL? = nil, region: String = "us-east-1", credentials: S3Credentials, pathStyle: Bool? = nil) {
@@ -21,12 +22,12 @@ public struct S3Configuration: Sendable {
         self.pathStyle = pathStyle ?? (endpoint != nil)
     }
 
-    /// From `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`
+    /// From the credentials ``S3Credentials/fromEnvironment(_:)`` finds, `AWS_REGION`
     /// (or `AWS_DEFAULT_REGION`) and `--s3-endpoint` (or `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`).
     public static func fromEnvironment(endpoint: String? = nil,
                                        _ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> S3Configuration {
         guard let credentials = S3Credentials.fromEnvironment(environment) else {
-            throw Invalid(description: "s3:// needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)")
+            throw Invalid(description: "s3:// needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones), or AWS_SHARED_CREDENTIALS_FILE")
         }
         let region = [environment["AWS_REGION"], environment["AWS_DEFAULT_REGION"]].compactMap { $0 }.first { !$0.isEmpty } ?? "us-east-1"
         var url: URL?

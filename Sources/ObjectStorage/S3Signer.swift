@@ -1,27 +1,6 @@
 import Crypto
 import Foundation
 
-/// Credentials for S3 requests, from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
-/// `AWS_SESSION_TOKEN` (temporary credentials).
-public struct S3Credentials: Sendable {
-    public var accessKeyID: String
-    public var secretAccessKey: String
-    public var sessionToken: String?
-
-    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
-        self.accessKeyID = accessKeyID
-        self.secretAccessKey = secretAccessKey
-        self.sessionToken = sessionToken
-    }
-
-    /// From the environment; nil when the key id or the secret is missing.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> S3Credentials? {
-        guard let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty,
-              let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else { return nil }
-        return S3Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: environment["AWS_SESSION_TOKEN"])
-    }
-}
-
 /// AWS Signature Version 4 for S3, written from the AWS specification ("Signing AWS API
 /// requests") and checked byte for byte against botocore's `S3SigV4Auth` and
 /// `S3SigV4QueryAuth`. As for S3, the path is signed as it is sent (already percent-encoded,

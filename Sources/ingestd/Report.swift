@@ -14,7 +14,7 @@ enum Report {
         var code = IngestError.code(of: error)
         if let refused = error as? SubmitRefusal {
             code = refused.refusal.code
-            status = code == "missing" ? .inputMissing : .badInput
+            status = ["missing", "input_missing"].contains(code) ? .inputMissing : .badInput
         }
         if error is WebhookSecretError {
             code = "bad_webhook_secret"

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fleet
 import Foundation
+import ObjectStorage
 import Ingest
 import Transcode
 
@@ -17,8 +18,13 @@ struct SubmitCommand: AsyncParsableCommand {
         within the preset's size limit. If one fails, nothing is queued. The preset is stored \
         with each job, so every worker encodes it the same way.
 
+        An INPUT may also be in a bucket: s3://bucket/key (a video file) or s3://bucket/prefix/ \
+        (an upload directory), checked from S3's answers (HEAD, listing) without downloading; \
+        credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (docs/STORAGE.md).
+
           ingestd submit --database postgres://ingestd@db/ingestd --uploads /mnt/uploads /mnt/uploads/a.mp4 /mnt/uploads/trip
           ingestd submit --json /mnt/uploads/*.mp4 | jq -r '.[].id'
+          ingestd submit --s3-endpoint http://seaweed:8333 s3://media/uploads/a.mp4 s3://media/uploads/trip/
 
         Prints one job id per input (the job publishes to CDN/<id>/); with --json an array of \
         {"id", "input"}. Follow the jobs with `ingestd status --database URL`.
@@ -28,6 +34,8 @@ struct SubmitCommand: AsyncParsableCommand {
     @OptionGroup var databaseOption: DatabaseOption
     @OptionGroup var presetOption: PresetOption
     @OptionGroup var uploadsOption: UploadsOption
+
+    @OptionGroup var storage: StorageOption
 
     @Flag(help: "Print [{\"id\", \"input\"}] as JSON.")
     var json = false
@@ -41,7 +49,9 @@ struct SubmitCommand: AsyncParsableCommand {
 
     func run() async throws {
         let database = try databaseOption.resolve()
-        let uploads = try uploadsOption.resolve()
+        let local = inputs.filter { !S3Location.isURL($0) }
+        let uploads = local.isEmpty ? nil : try uploadsOption.resolve()
+        let storage = local.count == inputs.count ? nil : try storage.client(json: json)
         let logger = Log.make(label: "ingestd.submit")
         let preset: Preset
         do {
@@ -51,6 +61,24 @@ struct SubmitCommand: AsyncParsableCommand {
         }
         var submissions: [JobQueue.Submission] = []
         for input in inputs {
+            if let storage {
+                // In a bucket: checked from S3's answers (HEAD or the listing), nothing downloaded.
+                do {
+                    if let location = try S3Location(url: input) {
+                        _ = try await ObjectInput(client: storage).check(location, limits: preset.limits)
+                        submissions.append(.init(id: Spool.makeID(for: location.name.isEmpty ? "upload" : location.name), input: location.description,
+                                                 preset: String(decoding: preset.canonicalJSON(), as: UTF8.self)))
+                        continue
+                    }
+                } catch let error as S3Error {
+                    throw Report.fail(error, json: json)
+                } catch let error as S3Location.Invalid {
+                    throw Report.fail(error, json: json)
+                } catch {
+                    throw Report.fail(SubmitRefusal(refusal: .init(code: IngestError.code(of: error), message: "\(error)")), json: json)
+                }
+            }
+            guard let uploads else { continue }
             let path = URL(fileURLWithPath: input).standardizedFileURL.path
             if let refusal = uploads.refusal(for: .path(path)) ?? UploadPrecheck.check(path, limits: preset.limits) {
                 throw Report.fail(SubmitRefusal(refusal: refusal), json: json)
@@ -70,7 +98,7 @@ struct SubmitCommand: AsyncParsableCommand {
         }
         let queued = submissions
         do {
-            try uploads.mark()
+            try uploads?.mark()
         } catch {
             throw Report.fail(error, json: json)
         }

@@ -10,6 +10,9 @@ struct UploadsOption: ParsableArguments {
         valueName: "dir"))
     var uploads: String?
 
+    /// Whether a root is configured (by option or environment).
+    var isGiven: Bool { uploads != nil || !(ProcessInfo.processInfo.environment["INGESTD_UPLOADS"] ?? "").isEmpty }
+
     /// The root, or exit 78 (EX_CONFIG) naming what is missing.
     func resolve() throws -> UploadsRoot {
         guard let path = uploads ?? ProcessInfo.processInfo.environment["INGESTD_UPLOADS"], !path.isEmpty else {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fleet
 import Foundation
+import ObjectStorage
 import Ingest
 import Logging
 import ServiceLifecycle
@@ -66,6 +67,9 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         try WorkerOptions.requireRoot("--spool", SpoolLayout(root: spool).root)
+        if S3Location.isURL(options.cdn) {
+            throw Report.fail(S3Configuration.Invalid(description: "watch publishes to a directory only (a bucket CDN needs a pointer the spool does not keep yet); run `ingestd worker --cdn s3://…` on the queue"), json: false)
+        }
         try WorkerOptions.requireRoot("--cdn", options.cdnPath)
         let logger = Log.make(label: "ingestd.watch", format: options.logFormat, defaultLevel: .info)
         let (preset, endpoint) = try Report.catching { (try presetOption.load(), try options.webhookOption.endpoint()) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fleet
 import Foundation
+import ObjectStorage
 import Ingest
 import Logging
 import ServiceLifecycle
@@ -37,7 +38,12 @@ struct WorkerCommand: AsyncParsableCommand {
 
         --uploads (or INGESTD_UPLOADS) is required: a job whose input is not under it is \
         rejected (outside_uploads), and a host that cannot read it, or does not find the \
-        .ingestd-uploads marker `submit` leaves there, is not ready and claims nothing.
+        .ingestd-uploads marker `submit` leaves there, is not ready and claims nothing. With a \
+        bucket CDN (--cdn s3://bucket/prefix) --uploads may be left out: the worker then needs no \
+        shared volume and takes s3:// inputs only (docs/STORAGE.md).
+
+        Example (a bucket fleet, e.g. on Kubernetes; credentials in the environment):
+          ingestd worker --database-url-file /run/secrets/db --cdn s3://media/cdn --jobs 2 --http 0.0.0.0:9464
         """
     )
 
@@ -60,8 +66,10 @@ struct WorkerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try WorkerOptions.requireRoot("--cdn", options.cdnPath)
-        let uploads = try uploadsOption.resolve()
+        let storage = try options.checkCDN()
+        // A bucket fleet needs no shared volume: without --uploads it takes s3:// inputs only.
+        let bucketOnly = S3Location.isURL(options.cdn) && !uploadsOption.isGiven
+        let uploads = bucketOnly ? nil : try uploadsOption.resolve()
         let database = try databaseOption.resolve()
         let logger = Log.make(label: "ingestd.worker", format: options.logFormat, defaultLevel: .info)
         let endpoint = try Report.catching { try options.webhookOption.endpoint() }
@@ -69,6 +77,8 @@ struct WorkerCommand: AsyncParsableCommand {
         let metrics = WorkerMetrics()
         var configuration = options.configuration(preset: .builtIn, presetArgument: "default", lease: .seconds(lease), poll: .seconds(poll))
         configuration.uploads = uploads
+        configuration.storage = storage
+        configuration.bucketInputsOnly = bucketOnly
         let store = PostgresStore(queue: JobQueue(client: client, logger: logger, timeout: min(database.callTimeout, configuration.lease / 4)), lease: configuration.lease,
                                   maxAttempts: options.maxAttempts, cdn: configuration.cdn, webhooks: configuration.webhooks)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client)]

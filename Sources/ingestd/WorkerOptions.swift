@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fleet
 import Foundation
+import ObjectStorage
 import Ingest
 import Logging
 import ServiceLifecycle
@@ -9,8 +10,12 @@ import Transcode
 /// The options of every command that runs a ``JobWorker`` (`watch`, `worker`): where jobs are
 /// published, how many run at once, their limits, retries and drain, metrics, webhooks, logs.
 struct WorkerOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("CDN root (must exist); each job is published as CDN/<id>/.", valueName: "dir"))
+    @Option(help: ArgumentHelp(
+        "CDN root (must exist); each job is published as CDN/<id>/. `worker` also takes a bucket, s3://bucket/prefix: each job as CDN/<id>/t<attempt>/, named by its row (docs/STORAGE.md).",
+        valueName: "dir"))
     var cdn: String
+
+    @OptionGroup var storage: StorageOption
 
     @Option(help: "Jobs run at once (default: half the cores, at least 1).")
     var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
@@ -71,7 +76,25 @@ struct WorkerOptions: ParsableArguments {
         return (String(text[..<colon]), port)
     }
 
-    var cdnPath: String { URL(fileURLWithPath: cdn).standardizedFileURL.path }
+    var cdnPath: String {
+        S3Location.isURL(cdn) ? String(cdn.reversed().drop { $0 == "/" }.reversed()) : URL(fileURLWithPath: cdn).standardizedFileURL.path
+    }
+
+    /// Checks the CDN root: an existing directory (exit 78 otherwise), or for `s3://` a valid
+    /// bucket prefix with credentials. Returns the storage client when one can be made.
+    func checkCDN(json: Bool = false) throws -> S3Client? {
+        if S3Location.isURL(cdn) {
+            do {
+                _ = try S3Location(url: cdnPath)
+            } catch {
+                throw Report.fail(error, json: json)
+            }
+            return try storage.client(json: json)
+        }
+        try Self.requireRoot("--cdn", cdnPath)
+        // s3:// inputs need a client too; without credentials they are a host fault, not a crash.
+        return (try? S3Configuration.fromEnvironment(endpoint: storage.endpoint)).map { S3Client(configuration: $0) }
+    }
 
     /// Refuses to start (exit 78) when a configured root is not an existing directory: ingestd
     /// never creates one, or a mount that is missing would become a directory on the root disk.

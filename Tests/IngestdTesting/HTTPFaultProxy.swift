@@ -31,8 +31,18 @@ public final class HTTPFaultProxy {
         try Data(#"{"fail": \#(count), "status": \#(status)}"#.utf8).write(to: URL(fileURLWithPath: state))
     }
 
-    /// Every request so far: `METHOD PATH STATUS[ injected]`.
-    public var requests: [String] {
+    /// Requests whose `METHOD PATH` starts with `match` wait `seconds` before they are forwarded.
+    public func delay(_ seconds: Double, matching match: String) throws {
+        try Data(#"{"fail": 0, "delay": \#(seconds), "match": "\#(match)"}"#.utf8).write(to: URL(fileURLWithPath: state))
+    }
+
+    /// Every request answered so far: `METHOD PATH STATUS[ injected]`.
+    public var requests: [String] { log.filter { !$0.hasSuffix(" started") } }
+
+    /// Every request that arrived so far: `METHOD PATH`.
+    public var arrived: [String] { log.filter { $0.hasSuffix(" started") }.map { String($0.dropLast(" started".count)) } }
+
+    private var log: [String] {
         ((try? String(contentsOfFile: state + ".log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 

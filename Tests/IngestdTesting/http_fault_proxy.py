@@ -4,27 +4,34 @@
 
   http_fault_proxy.py LISTEN_PORT TARGET_PORT STATE_FILE
 
-STATE_FILE holds JSON {"fail": N, "status": 503}: the next N requests get that status (S3's
-SlowDown body) without reaching the server; the proxy counts down in the file. Every request
-is logged to STATE_FILE + ".log" as "METHOD PATH STATUS".
+STATE_FILE holds JSON {"fail": N, "status": 503, "delay": S, "match": "PUT /media/cdn"}: the
+next N requests get that status (S3's SlowDown body) without reaching the server (the proxy
+counts down in the file); requests whose "METHOD PATH" starts with "match" wait S seconds
+before they are forwarded (a slow link). Every request is logged to STATE_FILE + ".log" as
+"METHOD PATH STATUS", and "METHOD PATH started" when it arrives.
 """
 import http.client
 import http.server
 import json
 import sys
 import threading
+import time
 
 LISTEN, TARGET, STATE = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 lock = threading.Lock()
 
 
+def read_state():
+    try:
+        with open(STATE) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
 def take_fault():
     with lock:
-        try:
-            with open(STATE) as f:
-                state = json.load(f)
-        except (OSError, ValueError):
-            return None
+        state = read_state()
         if state.get("fail", 0) <= 0:
             return None
         state["fail"] -= 1
@@ -44,6 +51,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def handle_any(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
+        log(f"{self.command} {self.path} started")
+        state = read_state()
+        if state.get("delay") and f"{self.command} {self.path}".startswith(state.get("match", "")):
+            time.sleep(state["delay"])
         status = take_fault()
         if status:
             payload = b'<?xml version="1.0"?><Error><Code>SlowDown</Code><Message>injected by the test</Message></Error>'

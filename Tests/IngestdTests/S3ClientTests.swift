@@ -98,6 +98,29 @@ struct S3ClientTests {
         #expect(throws: S3Configuration.Invalid.self) { try S3Configuration.fromEnvironment([:]) }
     }
 
+    /// Keys mounted as a file (a Kubernetes secret), read as every AWS SDK reads them.
+    @Test func aSharedCredentialsFileServesWhenTheEnvironmentHasNoKeys() async throws {
+        let server = try ObjectStoreServer(name: "client-credentials-file")
+        let file = Paths.scratch("aws-credentials")
+        try """
+            # as `aws configure` writes it
+            [default]
+            aws_access_key_id = not-the-key
+            aws_secret_access_key = not-the-secret
+
+            [ingestd]
+            aws_access_key_id = \(ObjectStoreServer.accessKey)
+            aws_secret_access_key=\(ObjectStoreServer.secretKey)
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        var environment = ["AWS_SHARED_CREDENTIALS_FILE": file, "AWS_PROFILE": "ingestd", "AWS_ENDPOINT_URL_S3": server.endpoint]
+        let object = try S3Location(bucket: server.bucket, key: "from-file.txt")
+        try await S3Client(configuration: try S3Configuration.fromEnvironment(environment)).upload(Data("x".utf8), to: object, contentType: "text/plain")
+        #expect((try S3Check.run(server, ["head", server.bucket, object.key]) as? [String: Any])?["size"] as? Int == 1)
+        environment["AWS_PROFILE"] = nil
+        let wrong = S3Client(configuration: try S3Configuration.fromEnvironment(environment))
+        await #expect { try await wrong.head(object) } throws: { ($0 as? S3Error)?.status == 403 }
+    }
+
     @Test func presignedURLsServeTheObjectUntilTampered() async throws {
         let server = try ObjectStoreServer(name: "client-presign")
         let client = try Self.client(server)

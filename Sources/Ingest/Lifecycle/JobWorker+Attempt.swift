@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ObjectStorage
 import Transcode
 
 /// One attempt of a claimed job, start to end.
@@ -7,16 +8,18 @@ extension JobWorker {
     nonisolated func process(_ job: ClaimedJob) async {
         let log = logger.with(["id": "\(job.id)", "attempt": "\(job.attempt)"])
         let started = ContinuousClock.now
-        let output = "\(configuration.cdn)/\(job.id)"
+        let output = JobWorkerConfiguration.output(cdn: configuration.cdn, id: job.id, token: job.token)
         let lease = StopFlag()  // set once this attempt's lease is lost
         // The lease is renewed until the end is recorded, not only while the job process runs.
         let heartbeat = Task { await keepLease(job, lost: lease, log: log) }
         log.info("job started", metadata: ["input": "\(job.input.description)"])
-        let end = await attempt(job, output: output, lease: lease, log: log)
+        // The scratch lives until the end is recorded: a bucket publish reads its manifest there.
+        let (end, scratch) = await attempt(job, output: output, lease: lease, log: log)
+        defer { _ = scratch }
         let seconds = (ContinuousClock.now - started).seconds
         // A job process that was stopped or killed cannot remove its staging; only this
         // attempt's own is removed (a newer attempt's may be beside it).
-        if case .published = end, !lease.value {} else { removeOwnStaging(job, output: output) }
+        if configuration.bucket == nil { if case .published = end, !lease.value {} else { removeOwnStaging(job, output: output) } }
         if lease.value {
             await store.abandon(job)
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
@@ -30,18 +33,28 @@ extension JobWorker {
 
     /// Runs the attempt (unless an earlier one already published, or the pre-check refuses the
     /// upload) and says how it ended.
-    private nonisolated func attempt(_ job: ClaimedJob, output: String, lease: StopFlag, log: Logger) async -> JobEnd {
+    private nonisolated func attempt(_ job: ClaimedJob, output: String, lease: StopFlag, log: Logger) async -> (JobEnd, PrivateDirectory?) {
+        let bucket = configuration.bucket.flatMap { _ in (try? S3Location(url: output)) ?? nil }
+        let remoteInput: S3Location? = if case .path(let text) = job.input { (try? S3Location(url: text)) ?? nil } else { nil }
         let scratch: PrivateDirectory?
         do {
-            scratch = job.directory == nil || job.preset != nil ? try PrivateDirectory(prefix: "ingestd-job-") : nil
+            let needed = job.directory == nil || job.preset != nil || bucket != nil || remoteInput != nil
+            scratch = needed ? try PrivateDirectory(prefix: "ingestd-job-") : nil
         } catch {
-            return configuration.retry.end(attempt: job.attempt, Reason(code: "internal", message: "cannot prepare the job: \(error)", attempts: job.attempt))
+            return (configuration.retry.end(attempt: job.attempt, Reason(code: "internal", message: "cannot prepare the job: \(error)", attempts: job.attempt)), nil)
         }
+        return (await attempt(job, output: output, bucket: bucket, remoteInput: remoteInput, scratch: scratch, lease: lease, log: log), scratch)
+    }
+
+    private nonisolated func attempt(_ job: ClaimedJob, output: String, bucket: S3Location?, remoteInput: S3Location?,
+                                     scratch: PrivateDirectory?, lease: StopFlag, log: Logger) async -> JobEnd {
         let directory = job.directory ?? scratch!.path
-        removeStaging(of: job.id, before: job.token)
-        if FileManager.default.fileExists(atPath: "\(output)/manifest.json") {
-            // Published by an earlier attempt whose worker died before recording it.
-            return .published(JSONFile.read(JobResult.self, from: "\(directory)/result.json") ?? JobResult(ok: true))
+        if bucket == nil {
+            removeStaging(of: job.id, before: job.token)
+            if FileManager.default.fileExists(atPath: "\(output)/manifest.json") {
+                // Published by an earlier attempt whose worker died before recording it.
+                return .published(JSONFile.read(JobResult.self, from: "\(directory)/result.json") ?? JobResult(ok: true))
+            }
         }
         var runner = configuration.runner
         var limits = configuration.preset.limits
@@ -55,7 +68,18 @@ extension JobWorker {
             }
             runner.presetArgument = path
         }
-        if let refusal = configuration.uploads?.refusal(for: job.input) ?? UploadPrecheck.check(job.input, limits: limits) {
+        var input = job.input
+        if remoteInput == nil, configuration.bucketInputsOnly {
+            return .rejected(Reason(code: "outside_uploads", message: "\(job.input.description): this worker has no uploads root (--uploads): it takes s3:// inputs only",
+                                    attempts: job.attempt))
+        }
+        if let remoteInput {
+            switch await fetch(remoteInput, into: directory, limits: limits, attempt: job.attempt) {
+            case .success(let path): input = .path(path)
+            case .failure(let early): return early.end
+            }
+        }
+        if let refusal = (remoteInput == nil ? configuration.uploads?.refusal(for: input) : nil) ?? UploadPrecheck.check(input, limits: limits) {
             // A missing input on a host that cannot see its uploads is the host's fault, not the upload's.
             if refusal.code == "missing", let problem = configuration.uploads?.problem() {
                 await hostFault(problem)
@@ -66,15 +90,28 @@ extension JobWorker {
         let progress = Task { await reportProgress(job, path: "\(directory)/progress.json") }
         defer { progress.cancel() }
         let stop = stopFlag
-        let outcome = await runner.run(input: job.input, output: output, jobDirectory: directory, stageOnly: true,
-                                       attempt: job.token) { stop.value || lease.value }
+        let outcome = await runner.run(input: input, output: bucket == nil ? output : "\(directory)/out", jobDirectory: directory,
+                                       stageOnly: true, attempt: job.token) { stop.value || lease.value }
         switch outcome {
-        case .published(let result): return .published(result)
+        case .published(let result):
+            if let bucket, let staging = result.staging {
+                // Uploaded under this attempt's own prefix while it holds the lease; nothing names
+                // the prefix until the store records the end (the sweeper takes it otherwise).
+                guard let client = configuration.storage else { return .released }
+                do {
+                    let sent = try await BucketPublisher(client: client).upload(staging, to: bucket)
+                    log.info("uploaded", metadata: ["to": "\(bucket)", "objects": "\(sent.objects)", "bytes": "\(sent.bytes)"])
+                } catch {
+                    await hostFault("object storage: \(error)")
+                    return .released
+                }
+            }
+            return .published(result)
         case .rejected(let code, let message): return .rejected(Reason(code: code, message: message, attempts: job.attempt))
         case .retryable(let code, let message):
             // A full disk or a CDN root gone is the host's fault: the job goes back uncharged.
             if let problem = code == "no_space" ? message
-                : HostHealth(cdn: configuration.cdn, minFreeBytes: 0, uploads: configuration.uploads).check().problem {
+                : HostHealth(cdn: configuration.localRoot, minFreeBytes: 0, uploads: configuration.uploads).check().problem {
                 await hostFault(problem)
                 return .released
             }
@@ -91,6 +128,7 @@ extension JobWorker {
         let deadline = ContinuousClock.now + configuration.lease
         var delay = Duration.milliseconds(200)
         let staging: String? = if case .published(let result) = end { result.staging } else { nil }
+        let isBucket = configuration.bucket != nil
         let webhook: @Sendable (JobEnd) -> OutboxEvent?
         if configuration.webhooks {
             webhook = webhookEvent(job, output: output, staging: staging)
@@ -104,7 +142,9 @@ extension JobWorker {
                 let limit = stopFlag.value ? Duration.seconds(2) : configuration.lease
                 let answer = try await withinDeadline(limit) { [store, end] in
                     try await store.finish(job, end, webhook: webhook) {
-                        guard let staging else { return }  // already in place (an earlier attempt's rename)
+                        // Already in place (an earlier attempt's rename), or uploaded to a bucket: the
+                        // store's record of the end is then what publishes it.
+                        guard let staging, !isBucket else { return }
                         let staged = StagedDirectory(destination: output, staging: staging)
                         if FileManager.default.fileExists(atPath: "\(output)/manifest.json") {
                             staged.discard()
@@ -220,6 +260,30 @@ extension JobWorker {
             try? await Task.sleep(for: .seconds(2))
             if let progress = JSONFile.read(JobProgress.self, from: path) { await store.progress(job, progress) }
         }
+    }
+
+    /// Fetches an `s3://` input into the job's scratch and returns its local path, or how the
+    /// attempt ends: a bad upload (over a limit, not a plain upload directory, gone) is rejected;
+    /// storage that cannot be reached or refuses this host is the host's fault, and the job
+    /// goes back uncharged.
+    private nonisolated func fetch(_ location: S3Location, into directory: String, limits: Preset.Limits,
+                                   attempt: Int) async -> Result<String, EndedEarly> {
+        guard let client = configuration.storage else {
+            await hostFault("\(location): no object storage configured on this host (AWS_ACCESS_KEY_ID, --s3-endpoint)")
+            return .failure(EndedEarly(end: .released))
+        }
+        do {
+            return .success(try await ObjectInput(client: client).fetch(location, into: directory, limits: limits))
+        } catch let error as S3Error {
+            await hostFault("object storage: \(error)")
+            return .failure(EndedEarly(end: .released))
+        } catch {
+            return .failure(EndedEarly(end: .rejected(Reason(code: IngestError.code(of: error), message: "\(error)", attempts: attempt))))
+        }
+    }
+
+    struct EndedEarly: Error {
+        var end: JobEnd
     }
 
     /// Staging directories of earlier attempts of this job (their owners lost the job, or were

@@ -43,8 +43,8 @@ public actor JobWorker: Service {
 
     public func run() async throws {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: configuration.cdn, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw IngestError.cannotWrite(path: configuration.cdn, reason: "no such directory (a configured root is never created)")
+        guard FileManager.default.fileExists(atPath: configuration.localRoot, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw IngestError.cannotWrite(path: configuration.localRoot, reason: "no such directory (a configured root is never created)")
         }
         try await store.prepare()
         metrics.storeReachable()
@@ -143,7 +143,7 @@ public actor JobWorker: Service {
 
     /// Checks the host before claiming; says (once per change) why it claims nothing.
     private func hostReady() -> Bool {
-        let check = HostHealth(cdn: configuration.cdn, minFreeBytes: configuration.minFreeBytes, uploads: configuration.uploads).check()
+        let check = HostHealth(cdn: configuration.localRoot, minFreeBytes: configuration.minFreeBytes, uploads: configuration.uploads).check()
         if let free = check.freeBytes { metrics.cdnFree(free) }
         let paused = hostPausedUntil.map { ContinuousClock.now < $0 } ?? false
         if let problem = check.problem ?? (paused ? hostProblem : nil) {

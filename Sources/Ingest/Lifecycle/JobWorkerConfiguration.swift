@@ -1,9 +1,11 @@
 import Foundation
+import ObjectStorage
 import Transcode
 
 /// How a ``JobWorker`` runs, whatever its store.
 public struct JobWorkerConfiguration: Sendable {
-    /// Where each job is published, as `CDN/<id>/`.
+    /// Where each job is published: a directory (`CDN/<id>/`) or a bucket prefix
+    /// (`s3://bucket/prefix`, see ``output(cdn:id:token:)``).
     public var cdn: String
     /// Runs each attempt in a job process.
     public var runner: JobRunner
@@ -29,6 +31,25 @@ public struct JobWorkerConfiguration: Sendable {
     public var uploads: UploadsRoot?
     /// Free bytes the CDN's file system must keep for this host to claim (see ``HostHealth``).
     public var minFreeBytes: Int64 = 0
+    /// The client for `s3://` inputs and an `s3://` CDN.
+    public var storage: S3Client?
+    /// A worker with no uploads root (a bucket fleet's, with no shared volume) takes `s3://`
+    /// inputs only: a local path is refused, never read from wherever it points.
+    public var bucketInputsOnly = false
+
+    /// The CDN as a bucket prefix, when it is one.
+    public var bucket: S3Location? { (try? S3Location(url: cdn)) ?? nil }
+
+    /// The directory whose space and permissions jobs need on this host: the CDN directory, or
+    /// for a bucket the scratch directory jobs stage in.
+    var localRoot: String { bucket == nil ? cdn : FileManager.default.temporaryDirectory.path }
+
+    /// Where an attempt publishes: `CDN/<id>` in a directory (renamed into place); in a bucket,
+    /// which has no rename, the attempt's own version prefix `CDN/<id>/t<token>`, which the
+    /// store's record of the end (the job's row) names once the attempt holds the job.
+    public static func output(cdn: String, id: String, token: Int64) -> String {
+        S3Location.isURL(cdn) ? "\(cdn)/\(id)/t\(token)" : "\(cdn)/\(id)"
+    }
 
     public init(cdn: String, runner: JobRunner, preset: Preset, jobs: Int, lease: Duration = .seconds(60),
                 retry: RetryPolicy, grace: Duration, poll: Duration = .seconds(1)) {
