@@ -80,14 +80,8 @@ public struct BucketSweeper: Sendable {
     }
 
     private func delete(_ keys: [String]) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var pending = keys[...]
-            func addNext() {
-                guard let key = pending.popFirst() else { return }
-                group.addTask { try await client.delete(try S3Location(bucket: cdn.bucket, key: key)) }
-            }
-            for _ in 0..<8 { addNext() }
-            while try await group.next() != nil { addNext() }
+        _ = try await concurrentMap(keys, atMost: 8) { [client, bucket = cdn.bucket] key in
+            try await client.delete(try S3Location(bucket: bucket, key: key))
         }
     }
 }

@@ -110,23 +110,10 @@ extension S3Client {
         let id = S3Signer.encode(uploadID)
         do {
             let ranges = stride(from: Int64(0), to: size, by: Int(partSize)).map { $0..<min($0 + partSize, size) }
-            var etags = [String](repeating: "", count: ranges.count)
-            try await withThrowingTaskGroup(of: (Int, String).self) { group in
-                var next = 0
-                func addPart() {
-                    let index = next, range = ranges[index]
-                    next += 1
-                    group.addTask {
-                        let response = try await send(.PUT, location, query: "partNumber=\(index + 1)&uploadId=\(id)",
-                                                      body: .file(path: path, range: range), expecting: [200])
-                        return (index, response.headers.first(name: "etag") ?? "")
-                    }
-                }
-                while next < min(parallelParts, ranges.count) { addPart() }
-                while let (index, etag) = try await group.next() {
-                    etags[index] = etag
-                    if next < ranges.count { addPart() }
-                }
+            let etags = try await concurrentMap(Array(ranges.enumerated()), atMost: parallelParts) { part in
+                let response = try await send(.PUT, location, query: "partNumber=\(part.offset + 1)&uploadId=\(id)",
+                                              body: .file(path: path, range: part.element), expecting: [200])
+                return response.headers.first(name: "etag") ?? ""
             }
             let parts = etags.enumerated().map { "<Part><PartNumber>\($0.offset + 1)</PartNumber><ETag>\(Self.xmlEscaped($0.element))</ETag></Part>" }
             let body = Data("<CompleteMultipartUpload>\(parts.joined())</CompleteMultipartUpload>".utf8)

@@ -26,24 +26,13 @@ public struct BucketPublisher: Sendable {
         let rest = files.filter { !Self.lastNames.contains($0.relative) }
         let last = Self.lastNames.compactMap { name in files.first { $0.relative == name } }
         var bytes: Int64 = 0
-        for (batch, width) in [(rest, parallelUploads), (last, 1)] {
-            try await withThrowingTaskGroup(of: Int64.self) { group in
-                var pending = batch[...]
-                func addNext() {
-                    guard let file = pending.popFirst() else { return }
-                    group.addTask {
-                        let headers = ObjectHeaders(name: file.relative)
-                        try await client.upload(file: "\(directory)/\(file.relative)", to: version.appending(file.relative),
-                                                contentType: headers.contentType, cacheControl: headers.cacheControl)
-                        return file.size
-                    }
-                }
-                for _ in 0..<width { addNext() }  // the last files one at a time, in order
-                while let size = try await group.next() {
-                    bytes += size
-                    addNext()
-                }
-            }
+        for (batch, width) in [(rest, parallelUploads), (last, 1)] {  // the last files one at a time, in order
+            bytes += try await concurrentMap(batch, atMost: width) { file in
+                let headers = ObjectHeaders(name: file.relative)
+                try await client.upload(file: "\(directory)/\(file.relative)", to: version.appending(file.relative),
+                                        contentType: headers.contentType, cacheControl: headers.cacheControl)
+                return file.size
+            }.reduce(0, +)
         }
         return (files.count, bytes)
     }
