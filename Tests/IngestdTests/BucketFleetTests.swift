@@ -128,4 +128,89 @@ struct BucketFleetTests {
         #expect(played.status == 0, "\(played.stderr)")
         _ = second
     }
+
+    /// A fleet, its bucket and an HTTP proxy the test controls in front of the bucket.
+    struct Bench {
+        let database: PostgresServer
+        let s3: ObjectStoreServer
+        let proxy: HTTPFaultProxy
+        let uploads: String
+        let id: String
+
+        init(_ name: String) throws {
+            database = try PostgresServer(name: name)
+            s3 = try ObjectStoreServer(name: name, publicRead: true)
+            proxy = try HTTPFaultProxy(target: s3.port)
+            _ = try S3Check.run(s3, ["put", s3.bucket, "uploads/clip.mp4", Paths.sample("hdr_hlg.mp4")])
+            uploads = Paths.scratch("\(name)-uploads")
+            try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
+            try UploadsRoot(uploads).mark()
+            let submitted = try Tool.run(Paths.binary, ["submit", "--database", database.url, "--json", "--s3-endpoint", s3.endpoint,
+                                                        "s3://media/uploads/clip.mp4"], environment: s3.environment)
+            id = try #require(((try JSONSerialization.jsonObject(with: Data(submitted.stdout.utf8)) as? [[String: String]]) ?? []).first?["id"])
+        }
+
+        func worker(_ name: String, viaProxy: Bool, lease: Int = 4) throws -> Worker {
+            try Worker(["worker", "--database", database.url, "--cdn", "s3://media/cdn", "--uploads", uploads, "--jobs", "1", "--poll", "0.5",
+                        "--lease", "\(lease)", "--s3-endpoint", viaProxy ? "http://127.0.0.1:\(proxy.port)" : s3.endpoint],
+                       environment: s3.environment, name: name)
+        }
+
+        func waitPublished() throws {
+            try Daemon.wait(timeout: 180, "the job published") { (try? database.sql("SELECT state FROM ingestd_jobs WHERE id = '\(id)'")) == "published" }
+        }
+
+        var publications: Int { Int((try? database.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = '\(id)' AND event = 'published'")) ?? "") ?? -1 }
+    }
+
+    /// A worker frozen (SIGSTOP) mid-upload past its lease: another worker publishes the job;
+    /// the frozen one wakes, finishes its upload and names nothing. Exactly one prefix is
+    /// referenced and served; the sweeper takes the other.
+    @Test func aFrozenWorkerThatWakesNamesNothing() throws {
+        let bench = try Bench("bucket-stop")
+        try bench.proxy.delay(1, matching: "PUT /media/cdn/")
+        let frozen = try bench.worker("frozen", viaProxy: true)
+        try Daemon.wait(timeout: 180, "the first worker's upload under way") {
+            bench.proxy.requests.contains { $0.hasPrefix("PUT /media/cdn/\(bench.id)/t") && $0.hasSuffix(" 200") }
+        }
+        kill(frozen.process.processIdentifier, SIGSTOP)
+        let other = try bench.worker("other", viaProxy: false)
+        try bench.waitPublished()
+        let named = try bench.database.sql("SELECT output FROM ingestd_jobs WHERE id = '\(bench.id)'")
+        kill(frozen.process.processIdentifier, SIGCONT)
+        try Daemon.wait(timeout: 120, "the woken worker to give up") { frozen.output.contains("nothing published") }
+        let sentAfter = bench.proxy.arrived.filter { $0.hasPrefix("PUT /media/cdn/\(bench.id)/") }.count
+        #expect(try bench.database.sql("SELECT output FROM ingestd_jobs WHERE id = '\(bench.id)'") == named, "the pointer did not move")
+        #expect(bench.publications == 1)
+        let versions = Set(((try S3Check.run(bench.s3, ["list", bench.s3.bucket, "cdn/\(bench.id)/"]) as? [String]) ?? [])
+            .map { $0.split(separator: "/")[2] })
+        #expect(versions.count == 2, "the frozen attempt's prefix and the published one: \(versions)")
+        let ladder = try #require(try S3Check.run(bench.s3, ["list", bench.s3.bucket, "cdn/\(bench.id)/"]) as? [String])
+            .filter { $0.hasPrefix(String(named.dropFirst("s3://media/".count)) + "/") }.count
+        #expect(sentAfter < ladder, "the woken worker stopped uploading (\(sentAfter) files sent of \(ladder))")
+        let sweep = try Tool.run(Paths.binary, ["sweep", "--database", bench.database.url, "--cdn", "s3://media/cdn", "--grace", "0",
+                                                "--s3-endpoint", bench.s3.endpoint], environment: bench.s3.environment)
+        #expect(sweep.status == 0 && sweep.stdout.contains("1 prefixes"), "\(sweep.stdout) \(sweep.stderr)")
+        let left = Set(((try S3Check.run(bench.s3, ["list", bench.s3.bucket, "cdn/\(bench.id)/"]) as? [String]) ?? []).map { $0.split(separator: "/")[2] })
+        #expect(left.map { "s3://media/cdn/\(bench.id)/\($0)" } == [named])
+        let played = try Tool.run("ffmpeg", ["-v", "error", "-i", "\(bench.s3.endpoint)/media\(named.dropFirst("s3://media".count))/master.m3u8", "-f", "null", "-"])
+        #expect(played.status == 0, "\(played.stderr)")
+        _ = other
+    }
+
+    /// A storm of 503s from the bucket while a worker publishes: every request is retried, the
+    /// job publishes on its first attempt, once.
+    @Test func aServerErrorStormIsRiddenOut() throws {
+        let bench = try Bench("bucket-storm")
+        try bench.proxy.fail(12)
+        let worker = try bench.worker("storm", viaProxy: true, lease: 20)
+        try bench.waitPublished()
+        #expect(bench.proxy.requests.filter { $0.hasSuffix("503 injected") }.count == 12)
+        #expect(try bench.database.sql("SELECT attempts FROM ingestd_jobs WHERE id = '\(bench.id)'") == "1", "no attempt charged")
+        #expect(bench.publications == 1)
+        let named = try bench.database.sql("SELECT output FROM ingestd_jobs WHERE id = '\(bench.id)'")
+        let played = try Tool.run("ffmpeg", ["-v", "error", "-i", "\(bench.s3.endpoint)/media\(named.dropFirst("s3://media".count))/master.m3u8", "-f", "null", "-"])
+        #expect(played.status == 0, "\(played.stderr)")
+        _ = worker
+    }
 }

@@ -99,10 +99,12 @@ extension JobWorker {
                 // the prefix until the store records the end (the sweeper takes it otherwise).
                 guard let client = configuration.storage else { return .released }
                 do {
-                    let sent = try await BucketPublisher(client: client).upload(staging, to: bucket)
+                    // A lost lease stops the upload: nothing more is sent for an attempt that can
+                    // never be named.
+                    let sent = try await BucketPublisher(client: client).upload(staging, to: bucket) { !stop.value && !lease.value }
                     log.info("uploaded", metadata: ["to": "\(bucket)", "objects": "\(sent.objects)", "bytes": "\(sent.bytes)"])
                 } catch {
-                    await hostFault("object storage: \(error)")
+                    if !stop.value, !lease.value { await hostFault("object storage: \(error)") }
                     return .released
                 }
             }

@@ -20,14 +20,18 @@ public struct BucketPublisher: Sendable {
 
     /// Uploads every file below `directory` under `version` with its content type and cache
     /// policy, ``lastNames`` after all the rest. Returns how many objects and bytes it wrote.
+    /// `stillWanted` is asked before each file: once it says no (the attempt lost its lease),
+    /// nothing more is sent and ``IngestError/cancelled`` is thrown.
     @discardableResult
-    public func upload(_ directory: String, to version: S3Location) async throws -> (objects: Int, bytes: Int64) {
+    public func upload(_ directory: String, to version: S3Location,
+                       while stillWanted: @escaping @Sendable () -> Bool = { true }) async throws -> (objects: Int, bytes: Int64) {
         let files = try Self.files(in: directory)
         let rest = files.filter { !Self.lastNames.contains($0.relative) }
         let last = Self.lastNames.compactMap { name in files.first { $0.relative == name } }
         var bytes: Int64 = 0
         for (batch, width) in [(rest, parallelUploads), (last, 1)] {  // the last files one at a time, in order
             bytes += try await concurrentMap(batch, atMost: width) { file in
+                guard stillWanted() else { throw IngestError.cancelled }
                 let headers = ObjectHeaders(name: file.relative)
                 try await client.upload(file: "\(directory)/\(file.relative)", to: version.appending(file.relative),
                                         contentType: headers.contentType, cacheControl: headers.cacheControl)
