@@ -12,7 +12,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps test-deps test-deps-python build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: all deps test-deps test-deps-python bench-s3 build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -67,6 +67,11 @@ bench-quality: release
 # CPU-seconds and peak RSS by source duration and resolution (docs/SCALING.md).
 bench-cost: release
 	Benchmarks/cost.sh
+
+# Bucket vs local disk (#30): wall, CPU and peak RSS side by side (farm-bench), and the S3
+# requests and bytes one published video costs (see Benchmarks/s3.sh).
+bench-s3: release test-deps-python
+	Benchmarks/s3.sh
 
 test-deps: deps
 	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! command -v faketime >/dev/null || ! command -v openssl >/dev/null || ! command -v curl >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \

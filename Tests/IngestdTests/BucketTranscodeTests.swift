@@ -45,6 +45,12 @@ struct BucketTranscodeTests {
         let played360 = try #require((duration["format"] as? [String: Any])?.double("duration"))
         let sourceSeconds = try #require((source["format"] as? [String: Any])?.double("duration"))
         #expect(abs(played360 - sourceSeconds) < 0.1, "360p plays \(played360) s of \(sourceSeconds) s")
+        if Tool.exists("gst-launch-1.0") {
+            // GStreamer's HLS player too, the master playlist to its end.
+            let gst = try Tool.run("timeout", ["120", "gst-launch-1.0", "playbin3", "uri=\(master)",
+                                               "video-sink=fakesink sync=false", "audio-sink=fakesink sync=false"])
+            #expect(gst.status == 0 && gst.stdout.contains("Got EOS") && !gst.stdout.contains("ERROR"), "playbin3: \(gst.stdout.suffix(400)) \(gst.stderr)")
+        }
 
         // The output exists now: a second run is refused before any work, and adds nothing.
         let again = try Self.ingestd(server, ["transcode", "s3://media/uploads/clip.mp4", "--out", "s3://media/out/abc", "--json"])
