@@ -72,6 +72,6 @@ farm-bench -n "$RUNS" --warmup 1 --timeout 1200 \
   -- sh -c "exec $BIN transcode s3://media/uploads/upload.mp4 --out s3://media/out/run-\$\$ --no-progress" | tee "$WORK/bench.txt"
 python3 - "$WORK/bench.txt" <<'PY'
 import sys
-peaks = {line.split()[0]: float(line.split()[3]) for line in open(sys.argv[1]) if " peak MiB " in line}
+peaks = {line.split()[0]: float(line.split()[4]) for line in open(sys.argv[1]) if " peak MiB " in line}
 print(f"A/B peak RSS (medians): {peaks['A'] / peaks['B']:.3f}  ({peaks['A']:.1f} MiB vs {peaks['B']:.1f} MiB; goal <= 1.10)")
 PY
