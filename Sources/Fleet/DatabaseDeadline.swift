@@ -22,15 +22,22 @@ extension PostgresClient {
     public func withConnection<T: Sendable>(within limit: Duration,
                                             _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let held = HeldConnection()
-        let answer = try await withinDeadline(limit) {
-            try await self.withConnection { connection in
-                held.set(connection)
-                defer { held.set(nil) }
-                return try await body(connection)
+        let answer: T?
+        do {
+            answer = try await withinDeadline(limit) {
+                try await self.withConnection { connection in
+                    // A connection handed over after the caller gave up runs nothing.
+                    guard held.set(connection) else { throw DatabaseTimeout(seconds: limit.seconds) }
+                    defer { held.release() }
+                    return try await body(connection)
+                }
             }
+        } catch {
+            held.giveUp()  // cancelled: whatever still runs on the connection is cut off too
+            throw error
         }
         guard let answer else {
-            if let connection = held.get() { _ = connection.close() as EventLoopFuture<Void> }
+            held.giveUp()
             throw DatabaseTimeout(seconds: limit.seconds)
         }
         return answer
@@ -50,9 +57,27 @@ extension PostgresClient {
     }
 }
 
-/// The connection a deadline may have to close.
+/// The connection a deadline may have to close. Once the caller has given up, the connection
+/// in use is closed (failing the query in flight) and one handed over later is refused.
 private final class HeldConnection: Sendable {
-    private let connection = Mutex<PostgresConnection?>(nil)
-    func set(_ value: PostgresConnection?) { connection.withLock { $0 = value } }
-    func get() -> PostgresConnection? { connection.withLock { $0 } }
+    private let state = Mutex<(connection: PostgresConnection?, givenUp: Bool)>((nil, false))
+
+    func set(_ connection: PostgresConnection) -> Bool {
+        state.withLock {
+            guard !$0.givenUp else { return false }
+            $0.connection = connection
+            return true
+        }
+    }
+
+    func release() { state.withLock { $0.connection = nil } }
+
+    func giveUp() {
+        let connection = state.withLock { state -> PostgresConnection? in
+            state.givenUp = true
+            defer { state.connection = nil }
+            return state.connection
+        }
+        if let connection { _ = connection.close() as EventLoopFuture<Void> }
+    }
 }

@@ -125,7 +125,10 @@ extension S3Client {
             }
             return S3XML.value("ETag", in: done.body) ?? ""
         } catch {
-            try? await abortUpload(location, uploadID: uploadID)
+            // Not in this (perhaps cancelled) task: a cancelled request would never reach S3,
+            // and the parts would stay billed.
+            let abort = Task { [self] in try? await abortUpload(location, uploadID: uploadID) }
+            await abort.value
             throw error
         }
     }
@@ -137,13 +140,14 @@ extension S3Client {
         public var lastModified: Date?
     }
 
-    /// Every object whose key starts with `prefix.key`, in key order.
-    public func list(_ prefix: S3Location) async throws -> [ListedObject] {
+    /// Every object whose key starts with `prefix.key`, in key order; at most `limit` of them
+    /// (the listing stops there: a hostile prefix with millions of keys costs one page).
+    public func list(_ prefix: S3Location, atMost limit: Int = .max) async throws -> [ListedObject] {
         var objects: [ListedObject] = []
         var token: String?
         let bucket = try S3Location(bucket: prefix.bucket, key: "")
         repeat {
-            var query = "list-type=2&prefix=\(S3Signer.encode(prefix.key))"
+            var query = "list-type=2&max-keys=\(min(1000, max(1, limit - objects.count)))&prefix=\(S3Signer.encode(prefix.key))"
             if let token { query += "&continuation-token=\(S3Signer.encode(token))" }
             let page = try await send(.GET, bucket, query: query, expecting: [200])
             for record in S3XML.records(page.body, group: "Contents") {
@@ -152,8 +156,8 @@ extension S3Client {
                                             lastModified: record["LastModified"].flatMap(Self.parseDate)))
             }
             token = S3XML.value("IsTruncated", in: page.body) == "true" ? S3XML.value("NextContinuationToken", in: page.body) : nil
-        } while token != nil
-        return objects
+        } while token != nil && objects.count < limit
+        return Array(objects.prefix(limit))
     }
 
     /// A multipart upload begun and neither completed nor aborted.

@@ -20,7 +20,17 @@ public struct S3Client: Sendable {
     public var partSize: Int64 = 8 << 20
     public var parallelParts = 4
 
-    public init(configuration: S3Configuration, http: HTTPClient = .shared) {
+    /// The process's HTTP client for S3: bodies are taken as stored (no decompression: an
+    /// object saved with `Content-Encoding: gzip` is not inflated past its limit or changed) and
+    /// redirects are not followed (a request signed for one host never goes to another).
+    public static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    public init(configuration: S3Configuration, http: HTTPClient = S3Client.http) {
         self.configuration = configuration
         self.http = http
         signer = S3Signer(credentials: configuration.credentials, region: configuration.region)

@@ -117,13 +117,19 @@ struct BucketFleetTests {
         let before = try #require(try S3Check.run(s3, ["list", s3.bucket, "cdn/\(id)/"]) as? [String])
         #expect(before.contains { $0.hasPrefix("cdn/\(id)/\(dead)/") }, "the dead attempt left objects: \(before)")
 
+        // Look-alikes the sweeper must leave: not a job's, and newer than the job's row knows.
+        let decoy = Paths.scratch("bucket-decoy.txt")
+        try Data("x".utf8).write(to: URL(fileURLWithPath: decoy))
+        for key in ["cdn/not-a-job/t1/master.m3u8", "cdn/\(id)/t99/master.m3u8"] { _ = try S3Check.run(s3, ["put", s3.bucket, key, decoy]) }
         let sweep = try Tool.run(Paths.binary, ["sweep", "--database", database.url, "--cdn", "s3://media/cdn", "--grace", "0", "--json",
                                                 "--s3-endpoint", s3.endpoint], environment: s3.environment)
         #expect(sweep.status == 0, "\(sweep.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(sweep.stdout.utf8)) as? [String: Any])
         #expect(report["removed"] as? [String] == ["s3://media/cdn/\(id)/\(dead)"], "\(sweep.stdout)")
         let after = try #require(try S3Check.run(s3, ["list", s3.bucket, "cdn/\(id)/"]) as? [String])
-        #expect(after == before.filter { $0.hasPrefix("cdn/\(id)/\(live)/") }, "only the named version is left: \(after)")
+        #expect(after == (before.filter { $0.hasPrefix("cdn/\(id)/\(live)/") } + ["cdn/\(id)/t99/master.m3u8"]).sorted(),
+                "only the named version (and the look-alike) is left: \(after)")
+        #expect(try S3Check.run(s3, ["head", s3.bucket, "cdn/not-a-job/t1/master.m3u8"]) is [String: Any], "not a job's: kept")
         let played = try Tool.run("ffmpeg", ["-v", "error", "-i", "\(s3.endpoint)/media/cdn/\(id)/\(live)/master.m3u8", "-f", "null", "-"])
         #expect(played.status == 0, "\(played.stderr)")
         _ = second

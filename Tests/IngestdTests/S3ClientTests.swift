@@ -1,4 +1,5 @@
 import Foundation
+@testable import Ingest
 import IngestdTesting
 import ObjectStorage
 import Testing
@@ -147,5 +148,20 @@ struct S3ClientTests {
         try proxy.fail(10)
         await #expect { try await client.head(object) } throws: { ($0 as? S3Error)?.status == 503 }
         #expect(proxy.requests.filter { $0.hasPrefix("HEAD") }.count == client.tries, "gives up after \(client.tries) tries")
+    }
+}
+
+/// Object names from a hostile upload, as `ObjectInput` takes them.
+struct ObjectNameTests {
+    @Test func onlyPlainNamesBecomeFileNames() {
+        #expect(ObjectInput.localName("clip1.mp4") == "clip1.mp4")
+        #expect(ObjectInput.localName("música.m4a") == "música.m4a")
+        for hostile in ["", ".", "..", ".hidden", "a/b", "a/\u{301}b", "a\u{0}b", "a\nb", String(repeating: "x", count: 256)] {
+            #expect(ObjectInput.localName(hostile) == nil, "\(hostile.debugDescription)")
+        }
+        #expect(ObjectInput.relative("up/trip/a.mp4", to: "up/trip/") == "a.mp4")
+        #expect(ObjectInput.relative("up/x.mp4", to: "upx") == nil)
+        // Byte for byte: "e" + U+0301 is one Character, but its first byte still matches "e".
+        #expect(ObjectInput.relative("up/e\u{301}.mp4", to: "up/e") == "\u{301}.mp4")
     }
 }

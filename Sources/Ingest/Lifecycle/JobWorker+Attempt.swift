@@ -15,7 +15,6 @@ extension JobWorker {
         log.info("job started", metadata: ["input": "\(job.input.description)"])
         // The scratch lives until the end is recorded: a bucket publish reads its manifest there.
         let (end, scratch) = await attempt(job, output: output, lease: lease, log: log)
-        defer { _ = scratch }
         let seconds = (ContinuousClock.now - started).seconds
         // A job process that was stopped or killed cannot remove its staging; only this
         // attempt's own is removed (a newer attempt's may be beside it).
@@ -27,6 +26,7 @@ extension JobWorker {
         } else {
             await record(end, of: job, output: output, lease: lease, seconds: seconds, log: log)
         }
+        withExtendedLifetime(scratch) {}
         heartbeat.cancel()
         await finished(job.id)
     }
@@ -70,8 +70,9 @@ extension JobWorker {
         }
         var input = job.input
         if remoteInput == nil, configuration.bucketInputsOnly {
-            return .rejected(Reason(code: "outside_uploads", message: "\(job.input.description): this worker has no uploads root (--uploads): it takes s3:// inputs only",
-                                    attempts: job.attempt))
+            // Not the upload's fault: a host with the volume can run it.
+            await hostFault("\(job.input.description): a local input, and this worker has no uploads root (--uploads): it takes s3:// inputs only")
+            return .released
         }
         if let remoteInput {
             switch await fetch(remoteInput, into: directory, limits: limits, attempt: job.attempt) {
@@ -94,6 +95,9 @@ extension JobWorker {
                                        stageOnly: true, attempt: job.token) { stop.value || lease.value }
         switch outcome {
         case .published(let result):
+            if bucket != nil, result.staging == nil {
+                return configuration.retry.end(attempt: job.attempt, Reason(code: "internal", message: "the job process left no output to upload", attempts: job.attempt))
+            }
             if let bucket, let staging = result.staging {
                 // Uploaded under this attempt's own prefix while it holds the lease; nothing names
                 // the prefix until the store records the end (the sweeper takes it otherwise).
@@ -266,8 +270,9 @@ extension JobWorker {
 
     /// Fetches an `s3://` input into the job's scratch and returns its local path, or how the
     /// attempt ends: a bad upload (over a limit, not a plain upload directory, gone) is rejected;
-    /// storage that cannot be reached or refuses this host is the host's fault, and the job
-    /// goes back uncharged.
+    /// storage that cannot be reached, a local failure (scratch full) or a stop is the host's
+    /// fault, and the job goes back uncharged; a refusal of this one object (403 on it, an
+    /// archived object) is charged as a failed attempt, so such a job ends.
     private nonisolated func fetch(_ location: S3Location, into directory: String, limits: Preset.Limits,
                                    attempt: Int) async -> Result<String, EndedEarly> {
         guard let client = configuration.storage else {
@@ -276,11 +281,15 @@ extension JobWorker {
         }
         do {
             return .success(try await ObjectInput(client: client).fetch(location, into: directory, limits: limits))
-        } catch let error as S3Error {
-            await hostFault("object storage: \(error)")
-            return .failure(EndedEarly(end: .released))
+        } catch let error as TranscodeError {
+            return .failure(EndedEarly(end: .rejected(Reason(code: error.code, message: "\(error)", attempts: attempt))))
+        } catch let error as IngestError where error.code == "input_missing" || error.code == "bad_upload" {
+            return .failure(EndedEarly(end: .rejected(Reason(code: error.code, message: "\(error)", attempts: attempt))))
+        } catch let error as S3Error where !error.isTransient {
+            return .failure(EndedEarly(end: configuration.retry.end(attempt: attempt, Reason(code: "storage_refused", message: "\(error)", attempts: attempt))))
         } catch {
-            return .failure(EndedEarly(end: .rejected(Reason(code: IngestError.code(of: error), message: "\(error)", attempts: attempt))))
+            await hostFault("fetching \(location): \(error)")
+            return .failure(EndedEarly(end: .released))
         }
     }
 

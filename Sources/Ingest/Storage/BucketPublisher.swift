@@ -4,8 +4,8 @@ import ObjectStorage
 /// Publishes a finished output directory into a bucket, where nothing can be renamed: every
 /// attempt uploads under its own immutable version prefix (`<output>/<version>/…`), the master
 /// playlist last, and only then is the output's pointer moved to it (``switchPointer``) — the
-/// one write that makes a version visible. A version no pointer names is garbage for the
-/// sweeper, never half a ladder in view.
+/// one write that makes a version visible. A version no pointer names is never half a ladder
+/// in view, only garbage (the fleet's `ingestd sweep` deletes its attempts' prefixes).
 public struct BucketPublisher: Sendable {
     public let client: S3Client
     /// Files uploaded at once.

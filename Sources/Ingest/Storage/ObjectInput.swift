@@ -32,7 +32,7 @@ public struct ObjectInput: Sendable {
             return .file(location)
         }
         let base = location.key.isEmpty || location.key.hasSuffix("/") ? location.key : location.key + "/"
-        let listed = try await client.list(S3Location(bucket: location.bucket, key: base))
+        let listed = try await client.list(S3Location(bucket: location.bucket, key: base), atMost: Self.maxObjects + 1)
         guard let manifest = listed.first(where: { $0.key == base + Upload.manifestName }) else {
             throw IngestError.inputMissing(path: location.description)
         }
@@ -43,9 +43,9 @@ public struct ObjectInput: Sendable {
         guard manifest.size <= Upload.maxManifestBytes else {
             throw IngestError.badUpload(path: location.description, field: "(file)", reason: "\(Upload.manifestName) is over \(Upload.maxManifestBytes) bytes")
         }
-        for object in listed where Self.localName(String(object.key.dropFirst(base.count))) == nil {
+        for object in listed where Self.relative(object.key, to: base).flatMap(Self.localName) == nil {
             throw IngestError.badUpload(path: location.description, field: "objects",
-                                        reason: "object name \(String(object.key.dropFirst(base.count)).debugDescription) is not a plain file name")
+                                        reason: "object \(object.key.debugDescription) is not a plain file name under the prefix")
         }
         try admission.checkSize(listed.reduce(0) { $0 + $1.size } - manifest.size, upload: location.description)
         return .directory(prefix: base, objects: listed)
@@ -57,7 +57,9 @@ public struct ObjectInput: Sendable {
     public func fetch(_ location: S3Location, into directory: String, limits: Preset.Limits) async throws -> String {
         switch try await check(location, limits: limits) {
         case .file(let object):
-            let path = "\(directory)/\(Self.localName(object.name) ?? "upload")"
+            // In a directory of its own: no key can collide with the job's files beside it.
+            try FileManager.default.createDirectory(atPath: "\(directory)/input", withIntermediateDirectories: false)
+            let path = "\(directory)/input/\(Self.localName(object.name) ?? "upload")"
             _ = try await download(object, to: path, limit: limits.maxBytes)
             return path
         case .directory(let prefix, let objects):
@@ -65,7 +67,7 @@ public struct ObjectInput: Sendable {
             try FileManager.default.createDirectory(atPath: upload, withIntermediateDirectories: false)
             var budget = limits.maxBytes + Int64(Upload.maxManifestBytes)
             for object in objects {
-                let name = String(object.key.dropFirst(prefix.count))
+                guard let name = Self.relative(object.key, to: prefix) else { continue }  // checked above
                 budget -= try await download(try S3Location(bucket: location.bucket, key: object.key), to: "\(upload)/\(name)", limit: budget)
             }
             return upload
@@ -85,8 +87,17 @@ public struct ObjectInput: Sendable {
 
     /// `name` when it can be a file name in the scratch directory as it is.
     static func localName(_ name: String) -> String? {
-        guard !name.isEmpty, !name.hasPrefix("."), !name.contains("/"), name.utf8.count <= 255,
-              !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
+        // Byte-wise: a combining mark after `/` must not hide it from a Character comparison.
+        let bytes = Array(name.utf8)
+        guard !bytes.isEmpty, bytes.count <= 255, bytes.first != UInt8(ascii: "."), !bytes.contains(UInt8(ascii: "/")),
+              !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
         return name
+    }
+
+    /// The key's bytes after `prefix`, or nil when it does not start with them.
+    static func relative(_ key: String, to prefix: String) -> String? {
+        let (bytes, head) = (Array(key.utf8), Array(prefix.utf8))
+        guard bytes.starts(with: head) else { return nil }
+        return String(decoding: bytes[head.count...], as: UTF8.self)
     }
 }
