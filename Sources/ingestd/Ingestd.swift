@@ -14,18 +14,20 @@ struct Ingestd: AsyncParsableCommand {
 
         Start with `ingestd help transcode` (one upload from the shell), `ingestd help watch` (the \
         spool daemon), `ingestd help reprocess` (re-encode an archive with a new preset) or \
-        `ingestd help worker` (a fleet of workers on one PostgreSQL job queue, fed by `submit`).
+        `ingestd help worker` (a fleet of workers on one PostgreSQL job queue, fed by `submit`). \
+        Inputs and outputs may be in an S3 bucket (s3://bucket/key; docs/STORAGE.md).
 
         EXIT STATUS
           0   success
           64  usage error (bad flags or arguments)
           65  the input is not acceptable: corrupt media, no video stream, unsupported,
               over a limit, an upload.json mistake (the message names the field)
-          66  the input file does not exist
-          69  the job queue's database cannot be reached
+          66  the input file (or object) does not exist, or storage refused to read it
+          69  the job queue's database or object storage cannot be reached
           70  internal error (a bug: please report it with the log)
           73  the output could not be written (exists, permissions, disk full)
-          78  the preset is invalid (the message names the field)
+          78  configuration: the preset is invalid (the message names the field), a
+              configured root is missing, s3:// without credentials
           130 interrupted (SIGINT/SIGTERM); nothing was published
         """,
         version: "0.2.0",
