@@ -83,6 +83,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(data)
         log(f"{self.command} {self.path} {response.status}")
 
+    def handle_one_request(self):
+        try:
+            super().handle_one_request()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away (a worker killed mid-request)
+
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
     def log_message(self, *args):
