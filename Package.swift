@@ -30,7 +30,7 @@ let package = Package(
         ),
         .target(name: "Transcode", dependencies: ["CFFmpeg"]),
         .target(name: "Ingest", dependencies: [
-            "Transcode", "ObjectStorage",
+            "Transcode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -47,6 +47,12 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
         ]),
         // Object storage (S3 API): SigV4 signing on swift-crypto.
+        // Uploads and ladders in a bucket: the Ingest side of object storage (kept out of Ingest so
+        // the sanitized and fuzzing builds of the media path never link an HTTP client).
+        .target(name: "Storage", dependencies: [
+            "Ingest", "Transcode", "ObjectStorage",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "ObjectStorage", dependencies: [
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Crypto", package: "swift-crypto"),
@@ -62,7 +68,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "ingestd", dependencies: [
-            "Fleet", "Webhooks", "ObjectStorage",
+            "Fleet", "Webhooks", "ObjectStorage", "Storage",
             "Ingest", "Transcode",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -84,7 +90,7 @@ let package = Package(
             "Transcode", "Ingest", .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py", "sigv4_reference.py", "s3_check.py", "http_fault_proxy.py", "validate_manifests.py"]),
         .testTarget(name: "IngestdTests", dependencies: [
-            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage",
+            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage", "Storage",
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
     ],

@@ -2,6 +2,7 @@ import ArgumentParser
 import Fleet
 import Foundation
 import ObjectStorage
+import Storage
 import Ingest
 import Transcode
 

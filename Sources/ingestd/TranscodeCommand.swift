@@ -3,6 +3,7 @@ import Foundation
 import Ingest
 import Logging
 import ObjectStorage
+import Storage
 import Transcode
 
 struct TranscodeCommand: AsyncParsableCommand {

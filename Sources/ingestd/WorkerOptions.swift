@@ -2,6 +2,7 @@ import ArgumentParser
 import Fleet
 import Foundation
 import ObjectStorage
+import Storage
 import Ingest
 import Logging
 import ServiceLifecycle
@@ -81,19 +82,19 @@ struct WorkerOptions: ParsableArguments {
     }
 
     /// Checks the CDN root: an existing directory (exit 78 otherwise), or for `s3://` a valid
-    /// bucket prefix with credentials. Returns the storage client when one can be made.
-    func checkCDN(json: Bool = false) throws -> S3Client? {
+    /// bucket prefix with credentials. Returns the bucket storage when a client can be made.
+    func checkCDN(json: Bool = false) throws -> BucketStorage? {
         if S3Location.isURL(cdn) {
             do {
                 _ = try S3Location(url: cdnPath)
             } catch {
                 throw Report.fail(error, json: json)
             }
-            return try storage.client(json: json)
+            return BucketStorage(client: try storage.client(json: json))
         }
         try Self.requireRoot("--cdn", cdnPath)
         // s3:// inputs need a client too; without credentials they are a host fault, not a crash.
-        return (try? S3Configuration.fromEnvironment(endpoint: storage.endpoint)).map { S3Client(configuration: $0) }
+        return (try? S3Configuration.fromEnvironment(endpoint: storage.endpoint)).map { BucketStorage(client: S3Client(configuration: $0)) }
     }
 
     /// Refuses to start (exit 78) when a configured root is not an existing directory: ingestd

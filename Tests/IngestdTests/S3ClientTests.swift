@@ -1,5 +1,5 @@
 import Foundation
-@testable import Ingest
+@testable import Storage
 import IngestdTesting
 import ObjectStorage
 import Testing

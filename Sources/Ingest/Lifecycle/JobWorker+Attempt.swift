@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import ObjectStorage
 import Transcode
 
 /// One attempt of a claimed job, start to end.
@@ -18,7 +17,7 @@ extension JobWorker {
         let seconds = (ContinuousClock.now - started).seconds
         // A job process that was stopped or killed cannot remove its staging; only this
         // attempt's own is removed (a newer attempt's may be beside it).
-        if configuration.bucket == nil { if case .published = end, !lease.value {} else { removeOwnStaging(job, output: output) } }
+        if !configuration.remoteCDN { if case .published = end, !lease.value {} else { removeOwnStaging(job, output: output) } }
         if lease.value {
             await store.abandon(job)
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
@@ -34,8 +33,8 @@ extension JobWorker {
     /// Runs the attempt (unless an earlier one already published, or the pre-check refuses the
     /// upload) and says how it ended.
     private nonisolated func attempt(_ job: ClaimedJob, output: String, lease: StopFlag, log: Logger) async -> (JobEnd, PrivateDirectory?) {
-        let bucket = configuration.bucket.flatMap { _ in (try? S3Location(url: output)) ?? nil }
-        let remoteInput: S3Location? = if case .path(let text) = job.input { (try? S3Location(url: text)) ?? nil } else { nil }
+        let bucket: String? = configuration.remoteCDN ? output : nil
+        let remoteInput: String? = if case .path(let text) = job.input, RemotePath.isRemote(text) { text } else { nil }
         let scratch: PrivateDirectory?
         do {
             let needed = job.directory == nil || job.preset != nil || bucket != nil || remoteInput != nil
@@ -46,7 +45,7 @@ extension JobWorker {
         return (await attempt(job, output: output, bucket: bucket, remoteInput: remoteInput, scratch: scratch, lease: lease, log: log), scratch)
     }
 
-    private nonisolated func attempt(_ job: ClaimedJob, output: String, bucket: S3Location?, remoteInput: S3Location?,
+    private nonisolated func attempt(_ job: ClaimedJob, output: String, bucket: String?, remoteInput: String?,
                                      scratch: PrivateDirectory?, lease: StopFlag, log: Logger) async -> JobEnd {
         let directory = job.directory ?? scratch!.path
         if bucket == nil {
@@ -101,11 +100,11 @@ extension JobWorker {
             if let bucket, let staging = result.staging {
                 // Uploaded under this attempt's own prefix while it holds the lease; nothing names
                 // the prefix until the store records the end (the sweeper takes it otherwise).
-                guard let client = configuration.storage else { return .released }
+                guard let storage = configuration.storage else { return .released }
                 do {
                     // A lost lease stops the upload: nothing more is sent for an attempt that can
                     // never be named.
-                    let sent = try await BucketPublisher(client: client).upload(staging, to: bucket) { !stop.value && !lease.value }
+                    let sent = try await storage.upload(staging, to: bucket) { !stop.value && !lease.value }
                     log.info("uploaded", metadata: ["to": "\(bucket)", "objects": "\(sent.objects)", "bytes": "\(sent.bytes)"])
                 } catch {
                     if !stop.value, !lease.value { await hostFault("object storage: \(error)") }
@@ -134,7 +133,7 @@ extension JobWorker {
         let deadline = ContinuousClock.now + configuration.lease
         var delay = Duration.milliseconds(200)
         let staging: String? = if case .published(let result) = end { result.staging } else { nil }
-        let isBucket = configuration.bucket != nil
+        let isBucket = configuration.remoteCDN
         let webhook: @Sendable (JobEnd) -> OutboxEvent?
         if configuration.webhooks {
             webhook = webhookEvent(job, output: output, staging: staging)
@@ -273,19 +272,19 @@ extension JobWorker {
     /// storage that cannot be reached, a local failure (scratch full) or a stop is the host's
     /// fault, and the job goes back uncharged; a refusal of this one object (403 on it, an
     /// archived object) is charged as a failed attempt, so such a job ends.
-    private nonisolated func fetch(_ location: S3Location, into directory: String, limits: Preset.Limits,
+    private nonisolated func fetch(_ location: String, into directory: String, limits: Preset.Limits,
                                    attempt: Int) async -> Result<String, EndedEarly> {
-        guard let client = configuration.storage else {
+        guard let storage = configuration.storage else {
             await hostFault("\(location): no object storage configured on this host (AWS_ACCESS_KEY_ID, --s3-endpoint)")
             return .failure(EndedEarly(end: .released))
         }
         do {
-            return .success(try await ObjectInput(client: client).fetch(location, into: directory, limits: limits))
+            return .success(try await storage.fetch(location, into: directory, limits: limits))
         } catch let error as TranscodeError {
             return .failure(EndedEarly(end: .rejected(Reason(code: error.code, message: "\(error)", attempts: attempt))))
         } catch let error as IngestError where error.code == "input_missing" || error.code == "bad_upload" {
             return .failure(EndedEarly(end: .rejected(Reason(code: error.code, message: "\(error)", attempts: attempt))))
-        } catch let error as S3Error where !error.isTransient {
+        } catch where storage.refusesObject(error) {
             return .failure(EndedEarly(end: configuration.retry.end(attempt: attempt, Reason(code: "storage_refused", message: "\(error)", attempts: attempt))))
         } catch {
             await hostFault("fetching \(location): \(error)")

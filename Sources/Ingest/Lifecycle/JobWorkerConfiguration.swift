@@ -1,5 +1,4 @@
 import Foundation
-import ObjectStorage
 import Transcode
 
 /// How a ``JobWorker`` runs, whatever its store.
@@ -31,24 +30,24 @@ public struct JobWorkerConfiguration: Sendable {
     public var uploads: UploadsRoot?
     /// Free bytes the CDN's file system must keep for this host to claim (see ``HostHealth``).
     public var minFreeBytes: Int64 = 0
-    /// The client for `s3://` inputs and an `s3://` CDN.
-    public var storage: S3Client?
+    /// Where `s3://` inputs and an `s3://` CDN are (``RemoteStorage``).
+    public var storage: (any RemoteStorage)?
     /// A worker with no uploads root (a bucket fleet's, with no shared volume) takes `s3://`
     /// inputs only: a local path is refused, never read from wherever it points.
     public var bucketInputsOnly = false
 
-    /// The CDN as a bucket prefix, when it is one.
-    public var bucket: S3Location? { (try? S3Location(url: cdn)) ?? nil }
+    /// Whether the CDN is remote (a bucket prefix).
+    public var remoteCDN: Bool { RemotePath.isRemote(cdn) }
 
     /// The directory whose space and permissions jobs need on this host: the CDN directory, or
     /// for a bucket the scratch directory jobs stage in.
-    var localRoot: String { bucket == nil ? cdn : FileManager.default.temporaryDirectory.path }
+    var localRoot: String { remoteCDN ? FileManager.default.temporaryDirectory.path : cdn }
 
     /// Where an attempt publishes: `CDN/<id>` in a directory (renamed into place); in a bucket,
     /// which has no rename, the attempt's own version prefix `CDN/<id>/t<token>`, which the
     /// store's record of the end (the job's row) names once the attempt holds the job.
     public static func output(cdn: String, id: String, token: Int64) -> String {
-        S3Location.isURL(cdn) ? "\(cdn)/\(id)/t\(token)" : "\(cdn)/\(id)"
+        RemotePath.isRemote(cdn) ? "\(cdn)/\(id)/t\(token)" : "\(cdn)/\(id)"
     }
 
     public init(cdn: String, runner: JobRunner, preset: Preset, jobs: Int, lease: Duration = .seconds(60),

@@ -1,4 +1,5 @@
 import Foundation
+import Ingest
 import ObjectStorage
 
 /// Publishes a finished output directory into a bucket, where nothing can be renamed: every
