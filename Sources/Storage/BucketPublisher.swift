@@ -52,15 +52,9 @@ public struct BucketPublisher: Sendable {
                                        cacheControl: "no-cache", condition: condition)
     }
 
-    /// The pointer of `output` and its ETag, or nil when nothing is published there.
-    public func pointer(_ output: S3Location) async throws -> (OutputPointer, etag: String)? {
-        let location = output.appending(Self.pointerName)
-        let scratch = try PrivateDirectory(prefix: "ingestd-pointer-")
-        let path = "\(scratch.path)/\(Self.pointerName)"
-        guard let info = try await client.head(location) else { return nil }
-        _ = try await client.download(location, to: path, limit: 64 << 10)
-        let pointer = try JSONDecoder.iso8601.decode(OutputPointer.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
-        return (pointer, info.etag)
+    /// Whether `output` has a pointer (something is published there): one HEAD.
+    public func isPublished(_ output: S3Location) async throws -> Bool {
+        try await client.head(output.appending(Self.pointerName)) != nil
     }
 
     struct File: Equatable {
@@ -105,14 +99,6 @@ public struct OutputPointer: Codable, Sendable, Equatable {
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys]
         return try encoder.encode(self)
-    }
-}
-
-extension JSONDecoder {
-    static var iso8601: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
     }
 }
 

@@ -20,7 +20,7 @@ extension TranscodeJob {
             if case .path(let text) = input, let location = try S3Location(url: text) {
                 job.input = .path(try await ObjectInput(client: client).fetch(location, into: scratch.path, limits: preset.limits))
             }
-            if let output, try await BucketPublisher(client: client).pointer(output) != nil {
+            if let output, try await BucketPublisher(client: client).isPublished(output) {
                 throw IngestError.outputExists(path: output.description)
             }
         } catch {
