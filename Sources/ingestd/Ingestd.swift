@@ -32,6 +32,6 @@ struct Ingestd: AsyncParsableCommand {
         """,
         version: "0.2.0",
         subcommands: [TranscodeCommand.self, WatchCommand.self, SubmitCommand.self, WorkerCommand.self, StatusCommand.self,
-                      ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, URLCommand.self, SweepCommand.self, DatabaseCommand.self, JobRunCommand.self, QueueBenchCommand.self]
+                      ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, URLCommand.self, SweepCommand.self, ServeCommand.self, UploadURLCommand.self, DatabaseCommand.self, JobRunCommand.self, QueueBenchCommand.self]
     )
 }

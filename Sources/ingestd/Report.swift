@@ -16,8 +16,8 @@ enum Report {
             code = refused.refusal.code
             status = ["missing", "input_missing"].contains(code) ? .inputMissing : .badInput
         }
-        if error is WebhookSecretError {
-            code = "bad_webhook_secret"
+        if let refused = error as? SecretFileError {
+            code = refused.purpose == "webhook secret" ? "bad_webhook_secret" : "bad_upload_secret"
             status = .badPreset
         }
         if error is MissingRoot {

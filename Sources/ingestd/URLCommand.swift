@@ -7,9 +7,9 @@ struct URLCommand: AsyncParsableCommand {
         commandName: "url",
         abstract: "Print a presigned GET URL for an object in a bucket (for a player, a CDN origin test, curl).",
         discussion: """
-        The URL is signed with the credentials in the environment (AWS_ACCESS_KEY_ID, \\
-        AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION) and works for anyone who holds it \\
-        until it expires. Nothing is sent to the server: an object that does not exist gives a \\
+        The URL is signed with the credentials in the environment (AWS_ACCESS_KEY_ID, \
+        AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION) and works for anyone who holds it \
+        until it expires. Nothing is sent to the server: an object that does not exist gives a \
         URL that answers 404.
 
         Examples:

@@ -1,0 +1,153 @@
+/// The API of `ingestd serve`, served at `/openapi.yaml`. The checked-in copy is
+/// docs/openapi.yaml; a test keeps the two byte-identical.
+enum OpenAPIDocument {
+    static let yaml = #"""
+openapi: 3.1.0
+info:
+  title: ingestd uploads
+  version: 1.0.0
+  summary: Resumable uploads (tus 1.0) from the app's phones, and the status of each upload's job.
+  description: |
+    The app's backend signs the URLs (`ingestd upload-url`, or `UploadLink` in Swift) with the
+    upload secret: `upload_url` is a tus creation URL a stock tus client POSTs to, `status_url`
+    the job's status. Every request carries its token in `?token=`. See docs/UPLOADS.md.
+  license:
+    name: GPL-3.0-or-later
+paths:
+  /v1/uploads:
+    options:
+      summary: tus discovery
+      responses:
+        "204":
+          description: What this server supports.
+          headers:
+            Tus-Version: {schema: {type: string, const: 1.0.0}}
+            Tus-Extension: {schema: {type: string, example: "creation,creation-with-upload,expiration,termination,checksum"}}
+            Tus-Max-Size: {schema: {type: integer}}
+            Tus-Checksum-Algorithm: {schema: {type: string, example: "sha1,sha256,md5"}}
+    post:
+      summary: Create an upload (tus creation, creation-with-upload)
+      parameters:
+        - $ref: "#/components/parameters/UploadToken"
+        - $ref: "#/components/parameters/TusResumable"
+        - {name: Upload-Length, in: header, required: true, schema: {type: integer, minimum: 1}}
+        - {name: Upload-Metadata, in: header, schema: {type: string}, description: "tus metadata; `filename` names the original"}
+      requestBody:
+        required: false
+        content:
+          application/offset+octet-stream: {schema: {type: string, format: binary}}
+      responses:
+        "201":
+          description: Created; `Location` is the upload's URL (it carries the token).
+          headers:
+            Location: {schema: {type: string}}
+            Upload-Expires: {schema: {type: string}}
+            Upload-Offset: {schema: {type: integer}, description: "with a body (creation-with-upload)"}
+        "400": {$ref: "#/components/responses/Refused"}
+        "401": {$ref: "#/components/responses/Refused"}
+        "409": {description: "The token already started an upload, or the job exists.", $ref: "#/components/responses/Refused"}
+        "412": {$ref: "#/components/responses/Refused"}
+        "413": {description: "Upload-Length passes the token's or the server's limit (answered before any body is read).", $ref: "#/components/responses/Refused"}
+  /v1/uploads/{id}:
+    parameters:
+      - {name: id, in: path, required: true, schema: {$ref: "#/components/schemas/JobID"}}
+      - $ref: "#/components/parameters/UploadToken"
+      - $ref: "#/components/parameters/TusResumable"
+    head:
+      summary: Where to resume
+      responses:
+        "200":
+          description: The acknowledged offset (every acknowledged byte is on disk).
+          headers:
+            Upload-Offset: {schema: {type: integer}}
+            Upload-Length: {schema: {type: integer}}
+            Upload-Expires: {schema: {type: string}}
+        "401": {$ref: "#/components/responses/Refused"}
+        "404": {$ref: "#/components/responses/Refused"}
+    patch:
+      summary: Send bytes at Upload-Offset; the last byte makes the upload a job
+      parameters:
+        - {name: Upload-Offset, in: header, required: true, schema: {type: integer}}
+        - {name: Upload-Checksum, in: header, schema: {type: string, example: "sha1 Kq5sNclPz7QV2+lfQIuc6R7oRu0="}}
+      requestBody:
+        required: true
+        content:
+          application/offset+octet-stream: {schema: {type: string, format: binary}}
+      responses:
+        "204":
+          description: Stored and fsynced.
+          headers:
+            Upload-Offset: {schema: {type: integer}}
+        "401": {$ref: "#/components/responses/Refused"}
+        "404": {$ref: "#/components/responses/Refused"}
+        "408": {description: "The body came slower than the server's minimum rate; what arrived is kept.", $ref: "#/components/responses/Refused"}
+        "409": {description: "Upload-Offset does not match, or another request is writing this upload.", $ref: "#/components/responses/Refused"}
+        "413": {description: "The body would pass Upload-Length.", $ref: "#/components/responses/Refused"}
+        "415": {$ref: "#/components/responses/Refused"}
+        "460": {description: "Checksum mismatch; the chunk was discarded.", $ref: "#/components/responses/Refused"}
+        "503": {description: "Too many uploads in progress; see Retry-After.", $ref: "#/components/responses/Refused"}
+    delete:
+      summary: Terminate an unfinished upload
+      responses:
+        "204": {description: "Its bytes are removed; the token cannot start another upload."}
+        "403": {description: "The upload is complete: it is a job.", $ref: "#/components/responses/Refused"}
+        "404": {$ref: "#/components/responses/Refused"}
+  /v1/jobs/{id}:
+    get:
+      summary: The job's status, for the app's progress bar
+      parameters:
+        - {name: id, in: path, required: true, schema: {$ref: "#/components/schemas/JobID"}}
+        - {name: token, in: query, required: true, schema: {type: string}, description: "the status token from status_url"}
+      responses:
+        "200":
+          description: The status.
+          content:
+            application/json: {schema: {$ref: "#/components/schemas/JobStatus"}}
+        "401": {$ref: "#/components/responses/Refused"}
+        "404": {$ref: "#/components/responses/Refused"}
+  /openapi.yaml:
+    get:
+      summary: This document
+      responses:
+        "200": {description: "OpenAPI 3.1", content: {application/yaml: {}}}
+  /metrics:
+    get:
+      summary: Prometheus metrics (bytes received, uploads in progress, resumes, refusals by reason)
+      responses:
+        "200": {description: "Prometheus text format", content: {text/plain: {}}}
+  /healthz:
+    get:
+      summary: The process is up
+      responses:
+        "200": {description: "ok", content: {text/plain: {}}}
+components:
+  parameters:
+    UploadToken:
+      {name: token, in: query, required: true, schema: {type: string}, description: "the upload token from upload_url"}
+    TusResumable:
+      {name: Tus-Resumable, in: header, required: true, schema: {type: string, const: 1.0.0}}
+  responses:
+    Refused:
+      description: Refused; the body says why (what, and the limit where there is one).
+      content:
+        text/plain: {schema: {type: string}}
+  schemas:
+    JobID:
+      type: string
+      pattern: "^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$"
+    JobStatus:
+      type: object
+      required: [id, state]
+      properties:
+        id: {$ref: "#/components/schemas/JobID"}
+        state: {type: string, enum: [uploading, queued, processing, completed, rejected, failed]}
+        progress: {type: integer, minimum: 0, maximum: 100, description: "bytes received while uploading; the job's progress while processing"}
+        reason:
+          type: object
+          properties:
+            code: {type: string, example: too_long}
+            message: {type: string}
+        master_url: {type: string, description: "completed: the HLS master playlist"}
+        poster_url: {type: string, description: "completed: the largest poster"}
+"""#
+}

@@ -1,0 +1,282 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Ingest
+import Logging
+import Transcode
+
+/// The tus 1.0 protocol over an ``UploadDirectory``: each method checks the request's headers and
+/// token before anything is read or written, and answers with the tus headers.
+struct TusHandler: Sendable {
+    let configuration: UploadServer.Configuration
+    let directory: UploadDirectory
+    let metrics: UploadMetrics
+    let logger: Logger
+
+    static let extensions = "creation,creation-with-upload,expiration,termination,checksum"
+
+    func options() -> Response {
+        var headers = Self.tusHeaders
+        headers[.tusVersion] = "1.0.0"
+        headers[.tusExtension] = Self.extensions
+        headers[.tusMaxSize] = "\(configuration.maxBytes)"
+        headers[.tusChecksumAlgorithm] = ChecksumDigest.algorithms.joined(separator: ",")
+        return Response(status: .noContent, headers: headers)
+    }
+
+    /// `POST /v1/uploads?token=`: a new upload of `Upload-Length` bytes, with its first bytes when
+    /// the request has a body (`creation-with-upload`). Refused before any body is read when the
+    /// length passes the token's or the server's limit.
+    func create(_ request: Request) async -> Response {
+        await answer {
+            try checkVersion(request)
+            let token = try verify(request, scope: .upload, id: nil)
+            guard request.headers[.uploadDeferLength] == nil else {
+                throw TusRefusal(.badRequest, "deferred_length", "Upload-Defer-Length is not supported: send Upload-Length")
+            }
+            guard let text = request.headers[.uploadLength], let length = Int64(text), length >= 0 else {
+                throw TusRefusal(.badRequest, "bad_length", "Upload-Length (a non-negative integer) is required")
+            }
+            let limit = min(token.maxBytes, configuration.maxBytes)
+            guard length <= limit else {
+                throw TusRefusal(.contentTooLarge, "too_large", "Upload-Length \(length) bytes passes this upload's limit of \(limit) bytes")
+            }
+            guard length > 0 else { throw TusRefusal(.badRequest, "bad_length", "an empty upload is not a video") }
+            let metadata = try UploadMetadata(header: request.headers[.uploadMetadata])
+            let upload = try directory.create(id: token.id, length: length, name: metadata.fileName, metadata: metadata.raw,
+                                              expires: token.expires)
+            logger.info("upload created", metadata: ["id": "\(upload.id)", "length": "\(length)", "name": "\(upload.name)"])
+            var headers = Self.tusHeaders
+            headers[.location] = "/v1/uploads/\(upload.id)?token=\(request.uri.queryParameters["token"] ?? "")"
+            headers[.uploadExpires] = Self.httpDate(upload.expiresAt)
+            if hasBody(request) {
+                // creation-with-upload: the first bytes ride on the creation. Whatever happens to
+                // them, the upload exists: the client resumes with HEAD.
+                let written = (try? await receive(request, into: upload, at: 0)) ?? directory.read(upload.id) ?? upload
+                headers[.uploadOffset] = "\(written.offset)"
+            }
+            return Response(status: .created, headers: headers)
+        }
+    }
+
+    /// `HEAD /v1/uploads/{id}?token=`: where to resume.
+    func head(_ request: Request, id: String) -> Response {
+        answer {
+            try checkVersion(request)
+            _ = try verify(request, scope: .upload, id: id)
+            let upload = try find(id)
+            var headers = Self.tusHeaders
+            headers[.uploadOffset] = "\(upload.offset)"
+            headers[.uploadLength] = "\(upload.length)"
+            headers[.uploadExpires] = Self.httpDate(upload.expiresAt)
+            headers[.cacheControl] = "no-store"
+            if let metadata = upload.metadata { headers[.uploadMetadata] = metadata }
+            return Response(status: .ok, headers: headers)
+        }
+    }
+
+    /// `PATCH /v1/uploads/{id}?token=`: bytes at `Upload-Offset`.
+    func patch(_ request: Request, id: String) async -> Response {
+        await answer {
+            try checkVersion(request)
+            _ = try verify(request, scope: .upload, id: id)
+            let upload = try find(id)
+            guard let text = request.headers[.uploadOffset], let offset = Int64(text) else {
+                throw TusRefusal(.badRequest, "bad_offset", "Upload-Offset (an integer) is required")
+            }
+            let written = try await receive(request, into: upload, at: offset)
+            var headers = Self.tusHeaders
+            headers[.uploadOffset] = "\(written.offset)"
+            headers[.uploadExpires] = Self.httpDate(written.expiresAt)
+            return Response(status: .noContent, headers: headers)
+        }
+    }
+
+    /// `DELETE /v1/uploads/{id}?token=` (termination): an unfinished upload's bytes are removed.
+    func delete(_ request: Request, id: String) -> Response {
+        answer {
+            try checkVersion(request)
+            _ = try verify(request, scope: .upload, id: id)
+            let upload = try find(id)
+            guard upload.state == .receiving else {
+                throw TusRefusal(.forbidden, "completed", "the upload is complete and is a job now; it cannot be terminated")
+            }
+            guard let lock = JobLock(directory: directory.directory(id)) else {
+                throw TusRefusal(.conflict, "locked", "another request is writing this upload")
+            }
+            defer { lock.release() }
+            do { try directory.terminate(upload) } catch {
+                throw TusRefusal(.internalServerError, "storage", "cannot terminate the upload: \(error)")
+            }
+            logger.info("upload terminated", metadata: ["id": "\(id)"])
+            return Response(status: .noContent, headers: Self.tusHeaders)
+        }
+    }
+
+    /// `GET /v1/jobs/{id}?token=` with a status token.
+    func status(_ request: Request, id: String) -> Response {
+        answer {
+            _ = try verify(request, scope: .status, id: id)
+            guard let report = JobStatusReport.read(id: id, uploads: directory, cdn: configuration.cdn, publicURL: configuration.publicURL) else {
+                throw TusRefusal(.notFound, "unknown", "no upload or job \(id)")
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let body = (try? encoder.encode(report)) ?? Data()
+            return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+    }
+
+    // MARK: Receiving bytes
+
+    /// Streams the request's body into `upload` at `offset` and acknowledges what landed. A body
+    /// that breaks off keeps what arrived (unless it carried a checksum, which can then not be
+    /// checked); one whose checksum does not match is discarded (460).
+    private func receive(_ request: Request, into upload: PartialUpload, at offset: Int64) async throws -> PartialUpload {
+        guard request.headers[.contentType] == "application/offset+octet-stream" else {
+            throw TusRefusal(.unsupportedMediaType, "bad_content_type", "Content-Type must be application/offset+octet-stream")
+        }
+        let checksum = try ChecksumDigest(header: request.headers[.uploadChecksum])
+        guard upload.state == .receiving else {
+            throw TusRefusal(.conflict, "bad_offset", "the upload is complete (\(upload.length) bytes)")
+        }
+        guard metrics.enter(limit: configuration.maxUploads) else {
+            throw TusRefusal(.serviceUnavailable, "busy", "too many uploads in progress; retry shortly")
+        }
+        defer { metrics.leave() }
+        let writer = try UploadWriter(upload, in: directory, checksum: checksum)
+        guard offset == writer.upload.offset else {
+            throw TusRefusal(.conflict, "bad_offset", "Upload-Offset \(offset) does not match the upload's offset \(writer.upload.offset)")
+        }
+        if let declared = request.headers[.contentLength].flatMap({ Int64($0) }), offset + declared > upload.length {
+            throw TusRefusal(.contentTooLarge, "over_length", "the body (\(declared) bytes at \(offset)) passes Upload-Length (\(upload.length) bytes)")
+        }
+        if writer.upload.interrupted, offset > 0 { metrics.resumed() }
+        var window = RateWindow(seconds: configuration.readTimeout.seconds, minBytesPerSecond: configuration.minBytesPerSecond)
+        do {
+            for try await chunk in request.body {
+                try await writer.append(chunk)
+                guard window.admit(chunk.readableBytes) else {
+                    throw TusRefusal(.requestTimeout, "too_slow",
+                                     "fewer than \(configuration.minBytesPerSecond) bytes/s over \(Int(configuration.readTimeout.seconds)) s")
+                }
+            }
+        } catch {
+            // Broken off (or too slow): what arrived is kept and acknowledged, so a resume re-sends
+            // nothing that was received; a body with a checksum cannot be checked and goes.
+            if checksum == nil, writer.received > 0, let kept = try? await writer.commit(interrupted: true) {
+                metrics.received(kept.offset - offset)
+                logger.info("upload request broke off; received bytes kept", metadata: ["id": "\(upload.id)", "offset": "\(kept.offset)", "error": "\(error)"])
+            }
+            throw error
+        }
+        guard writer.checksumMatches() else {
+            throw TusRefusal(Self.checksumMismatch, "checksum_mismatch", "Upload-Checksum does not match the body; its \(writer.received) bytes were discarded")
+        }
+        let written: PartialUpload
+        do { written = try await writer.commit() } catch {
+            throw TusRefusal(.internalServerError, "storage", "cannot store the upload: \(error)")
+        }
+        metrics.received(written.offset - offset)
+        if written.state == .completed {
+            metrics.completedOne()
+            logger.info("upload complete: queued as a job", metadata: ["id": "\(written.id)", "bytes": "\(written.length)"])
+        }
+        return written
+    }
+
+    private func hasBody(_ request: Request) -> Bool {
+        request.headers[.contentType] == "application/offset+octet-stream"
+            && (request.headers[.contentLength].flatMap { Int64($0) } ?? 1) > 0
+    }
+
+    // MARK: Checks
+
+    private func checkVersion(_ request: Request) throws(TusRefusal) {
+        guard request.headers[.tusResumable] == "1.0.0" else {
+            throw TusRefusal(.preconditionFailed, "bad_version", "Tus-Resumable: 1.0.0 is required")
+        }
+    }
+
+    private func verify(_ request: Request, scope: UploadToken.Scope, id: String?) throws(TusRefusal) -> UploadToken {
+        let token: UploadToken
+        do { token = try UploadToken(verifying: request.uri.queryParameters["token"].map(String.init), secret: configuration.secret, scope: scope) } catch {
+            throw TusRefusal.token(error)
+        }
+        if let id, token.id != id { throw TusRefusal.token(.wrongID) }
+        return token
+    }
+
+    private func find(_ id: String) throws(TusRefusal) -> PartialUpload {
+        guard let upload = directory.read(id), upload.state != .terminated else { throw TusRefusal(.notFound, "unknown", "no such upload") }
+        return upload
+    }
+
+    /// Runs `body`, turning a refusal into its answer (counted, and logged when it is the server's own fault).
+    private func answer(_ body: () async throws -> Response) async -> Response {
+        do { return try await body() } catch { return refusal(error) }
+    }
+
+    private func answer(_ body: () throws -> Response) -> Response {
+        do { return try body() } catch { return refusal(error) }
+    }
+
+    private func refusal(_ error: any Error) -> Response {
+        let refusal = error as? TusRefusal ?? TusRefusal(.badRequest, "broken_request", "the request broke off: \(error)")
+        metrics.refused(refusal.reason)
+        if refusal.status.code >= 500 { logger.error("upload request failed", metadata: ["error": "\(refusal.message)"]) }
+        var headers = Self.tusHeaders
+        headers[.contentType] = "text/plain; charset=utf-8"
+        if refusal.status == .preconditionFailed { headers[.tusVersion] = "1.0.0" }
+        if refusal.status == .serviceUnavailable { headers[.retryAfter] = "5" }
+        if refusal.status == .requestTimeout || refusal.reason == "over_length" { headers[.connection] = "close" }
+        return Response(status: refusal.status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: refusal.message + "\n")))
+    }
+
+    static var tusHeaders: HTTPFields { [.tusResumable: "1.0.0"] }
+    static let checksumMismatch = TusRefusal.checksumMismatch
+
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}
+
+/// At least `minBytesPerSecond` over each window of `seconds`: a body trickling slower (slowloris)
+/// is ended, one that stalls altogether is closed by the server's idle timeout.
+struct RateWindow {
+    let seconds: Double
+    let minBytesPerSecond: Int
+    private var start = ContinuousClock.now
+    private var bytes = 0
+
+    init(seconds: Double, minBytesPerSecond: Int) {
+        self.seconds = seconds
+        self.minBytesPerSecond = minBytesPerSecond
+    }
+
+    mutating func admit(_ count: Int) -> Bool {
+        bytes += count
+        guard (ContinuousClock.now - start).seconds >= seconds else { return true }
+        defer { start = .now; bytes = 0 }
+        return Double(bytes) >= Double(minBytesPerSecond) * seconds
+    }
+}
+
+extension HTTPField.Name {
+    static let tusResumable = Self("Tus-Resumable")!
+    static let tusVersion = Self("Tus-Version")!
+    static let tusExtension = Self("Tus-Extension")!
+    static let tusMaxSize = Self("Tus-Max-Size")!
+    static let tusChecksumAlgorithm = Self("Tus-Checksum-Algorithm")!
+    static let uploadLength = Self("Upload-Length")!
+    static let uploadOffset = Self("Upload-Offset")!
+    static let uploadMetadata = Self("Upload-Metadata")!
+    static let uploadExpires = Self("Upload-Expires")!
+    static let uploadChecksum = Self("Upload-Checksum")!
+    static let uploadDeferLength = Self("Upload-Defer-Length")!
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Transcode
+
+/// The URLs the app's backend gives a phone for one upload (`ingestd upload-url`): the tus
+/// creation URL a stock tus client POSTs to, and the job's status URL.
+public struct UploadLink: Sendable, Codable, Equatable {
+    public var uploadURL: String
+    public var statusURL: String
+    public var expiresAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case uploadURL = "upload_url", statusURL = "status_url", expiresAt = "expires_at"
+    }
+
+    /// How much longer than the upload the status URL stays valid: the app polls it while the
+    /// job waits and runs.
+    public static let statusLifetime: TimeInterval = 7 * 24 * 3600
+
+    /// Signs the links for job `id` on `server` (`https://uploads.example.com`, no trailing path).
+    public init(id: String, server: String, secret: [UInt8], maxBytes: Int64 = Preset.builtIn.limits.maxBytes,
+                expiresIn: TimeInterval = 24 * 3600, now: Date = Date()) throws(UploadLinkError) {
+        guard UploadToken.isValidID(id) else { throw .badID(id) }
+        guard (1...Preset.builtIn.limits.maxBytes).contains(maxBytes) else { throw .badLimit(maxBytes) }
+        guard expiresIn > 0, expiresIn <= 7 * 24 * 3600 else { throw .badExpiry(expiresIn) }
+        var base = server
+        while base.hasSuffix("/") { base.removeLast() }
+        guard let url = URL(string: base), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
+              url.query == nil else { throw .badServer(server) }
+        let expires = Int64(now.timeIntervalSince1970 + expiresIn)
+        let upload = UploadToken(scope: .upload, id: id, maxBytes: maxBytes, expires: expires).encoded(secret: secret)
+        let status = UploadToken(scope: .status, id: id, maxBytes: maxBytes, expires: expires + Int64(Self.statusLifetime))
+            .encoded(secret: secret)
+        uploadURL = "\(base)/v1/uploads?token=\(upload)"
+        statusURL = "\(base)/v1/jobs/\(id)?token=\(status)"
+        expiresAt = Date(timeIntervalSince1970: TimeInterval(expires))
+    }
+}
+
+public enum UploadLinkError: Error, CustomStringConvertible {
+    case badID(String), badLimit(Int64), badExpiry(TimeInterval), badServer(String)
+    public var description: String {
+        switch self {
+        case .badID(let id): "--id \(id): 1 to 64 of A-Z a-z 0-9 _ -, not starting with -"
+        case .badLimit(let n): "--max-bytes \(n): 1 to \(Preset.builtIn.limits.maxBytes) (the upload limit)"
+        case .badExpiry(let s): "--expires \(Int(s)) s: more than 0 and at most 7 days"
+        case .badServer(let s): "--server \(s): an http(s) URL with a host and no query, such as https://uploads.example.com"
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Hummingbird
+import Ingest
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// `ingestd serve`: a tus 1.0 server for the app's phones (core protocol plus `creation`,
+/// `creation-with-upload`, `expiration`, `termination` and `checksum`), the job status API the
+/// app polls, `/openapi.yaml`, `/metrics` and `/healthz`. Every upload and status request
+/// carries a token signed by the app's backend (``UploadLink``).
+public enum UploadServer {
+    public struct Configuration: Sendable {
+        public var host: String
+        public var port: Int
+        /// The spool (`watch --spool`) that completed uploads are handed to.
+        public var spool: String
+        /// The directory the spool's jobs publish to, and the public URL in front of it: completed
+        /// jobs' statuses name their master playlist and poster under it.
+        public var cdn: String?
+        public var publicURL: String?
+        public var secret: [UInt8]
+        /// No upload may declare more (a token may allow less).
+        public var maxBytes: Int64
+        /// Requests writing bytes at once; more are answered 503 with `Retry-After`.
+        public var maxUploads: Int
+        /// A connection that sends nothing for this long is closed; a body must bring at least
+        /// `minBytesPerSecond` over each such window or the request ends there (what arrived is kept).
+        public var readTimeout: Duration
+        public var minBytesPerSecond: Int
+
+        public init(host: String, port: Int, spool: String, cdn: String? = nil, publicURL: String? = nil, secret: [UInt8],
+                    maxBytes: Int64, maxUploads: Int = 256, readTimeout: Duration = .seconds(30), minBytesPerSecond: Int = 1024) {
+            self.host = host
+            self.port = port
+            self.spool = spool
+            self.cdn = cdn
+            self.publicURL = publicURL
+            self.secret = secret
+            self.maxBytes = maxBytes
+            self.maxUploads = maxUploads
+            self.readTimeout = readTimeout
+            self.minBytesPerSecond = minBytesPerSecond
+        }
+    }
+
+    /// The server, with the sweeper of expired uploads beside it. Creates the spool's
+    /// subdirectories (the spool itself must exist).
+    public static func make(_ configuration: Configuration, metrics: UploadMetrics, logger: Logger) throws -> some Service {
+        let directory = UploadDirectory(layout: SpoolLayout(root: configuration.spool))
+        try directory.prepare()
+        let tus = TusHandler(configuration: configuration, directory: directory, metrics: metrics, logger: logger)
+        let router = Router()
+        router.on("/v1/uploads", method: .options) { _, _ in tus.options() }
+        router.post("/v1/uploads") { request, _ in await tus.create(request) }
+        router.head("/v1/uploads/:id") { request, context in tus.head(request, id: context.parameters.get("id") ?? "") }
+        router.patch("/v1/uploads/:id") { request, context in await tus.patch(request, id: context.parameters.get("id") ?? "") }
+        router.delete("/v1/uploads/:id") { request, context in tus.delete(request, id: context.parameters.get("id") ?? "") }
+        router.get("/v1/jobs/:id") { request, context in tus.status(request, id: context.parameters.get("id") ?? "") }
+        router.get("/openapi.yaml") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+        }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(string: metrics.registry.emitToString())))
+        }
+        router.get("/healthz") { _, _ -> String in "ok\n" }
+        let timeout = TimeAmount.nanoseconds(Int64(configuration.readTimeout.seconds * 1e9))
+        return Application(router: router, server: .http1(configuration: .init(idleTimeout: timeout)),
+                           configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ingestd"),
+                           services: [UploadSweeper(directory: directory, metrics: metrics, logger: logger)], logger: logger)
+    }
+}

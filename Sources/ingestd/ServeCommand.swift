@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import Ingest
+import Logging
+import ServiceLifecycle
+import Transcode
+import Uploads
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Take resumable uploads (tus 1.0) straight from the app's phones into the spool, and answer their status.",
+        discussion: """
+        The app's backend signs an upload URL per video (`ingestd upload-url`); the phone's tus \
+        client POSTs to it, PATCHes the bytes in chunks and, after a dropped connection, asks \
+        with HEAD where to go on. Every acknowledged byte is fsynced first, so kill -9 of the \
+        server loses nothing it acknowledged. The last byte makes the upload a job in \
+        SPOOL/work/<id>/ (once, whatever is retried), which `ingestd watch` on the same spool \
+        transcodes and publishes. Unfinished uploads are removed when their token expires.
+
+        Endpoints: /v1/uploads (tus: OPTIONS, POST, HEAD, PATCH, DELETE), /v1/jobs/<id> (the \
+        job's status for the app), /openapi.yaml, /metrics, /healthz. Put TLS in front (a \
+        load balancer or a reverse proxy). See docs/UPLOADS.md.
+
+        Examples:
+          ingestd serve --http 0.0.0.0:8080 --spool /var/spool/ingestd --upload-secret-file /etc/ingestd/upload.secret
+          ingestd serve --http 127.0.0.1:8080 --spool spool --upload-secret-file upload.secret --cdn cdn --public-url https://cdn.example.com
+        """)
+
+    @Option(help: ArgumentHelp("Listen address.", valueName: "addr:port"))
+    var http: String
+
+    @Option(help: ArgumentHelp("The spool `ingestd watch` runs on (must exist).", valueName: "dir"))
+    var spool: String
+
+    @Option(help: ArgumentHelp("The upload secret (one line upsec_<base64>, mode 600).", valueName: "file"))
+    var uploadSecretFile: String
+
+    @Option(help: ArgumentHelp("The CDN directory the spool publishes to (statuses name the poster it holds).", valueName: "dir"))
+    var cdn: String?
+
+    @Option(help: ArgumentHelp("The public URL in front of --cdn (completed statuses give URLs under it).", valueName: "url"))
+    var publicURL: String?
+
+    @Option(help: "Requests writing upload bytes at once; more are answered 503 with Retry-After.")
+    var maxUploads = 256
+
+    @Option(help: ArgumentHelp("Seconds a connection may send nothing before it is closed; a body must also average --min-rate over each such window.",
+                               valueName: "seconds"))
+    var readTimeout: Double = 30
+
+    @Option(help: ArgumentHelp("Slowest body accepted, bytes per second (slower requests end; their bytes are kept).", valueName: "bytes"))
+    var minRate = 1024
+
+    @Option(help: "Log format.")
+    var logFormat: LogFormat = .text
+
+    func validate() throws {
+        guard maxUploads > 0 else { throw ValidationError("--max-uploads must be at least 1") }
+        guard readTimeout >= 1 else { throw ValidationError("--read-timeout must be at least 1 second") }
+        guard minRate >= 0 else { throw ValidationError("--min-rate must not be negative") }
+    }
+
+    func run() async throws {
+        let root = SpoolLayout(root: spool).root
+        try WorkerOptions.requireRoot("--spool", root)
+        if let cdn { try WorkerOptions.requireRoot("--cdn", cdn) }
+        let (host, port) = try WorkerOptions.address(http)
+        let secret = try Report.catching { try SecretFile(uploadSecretFile, prefix: "upsec_", purpose: "upload secret") }
+        let logger = Log.make(label: "ingestd.serve", format: logFormat, defaultLevel: .info)
+        var publicBase = publicURL
+        while publicBase?.hasSuffix("/") == true { publicBase?.removeLast() }
+        let configuration = UploadServer.Configuration(
+            host: host, port: port, spool: root, cdn: cdn.map { URL(fileURLWithPath: $0).standardizedFileURL.path }, publicURL: publicBase,
+            secret: secret.key, maxBytes: Preset.builtIn.limits.maxBytes, maxUploads: maxUploads,
+            readTimeout: .milliseconds(Int64(readTimeout * 1000)), minBytesPerSecond: minRate)
+        let server = try Report.catching { try UploadServer.make(configuration, metrics: UploadMetrics(), logger: logger) }
+        logger.info("serving uploads", metadata: ["http": "\(http)", "spool": "\(root)"])
+        let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import Ingest
+import Transcode
+import Uploads
+
+struct UploadURLCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upload-url",
+        abstract: "Sign the upload and status URLs for one direct upload from a phone (for the app's backend).",
+        discussion: """
+        Prints the tus creation URL a stock tus client (TUSKit, tus-android-client, tus-js-client, \
+        tuspy) uploads to, and the URL of the job's status. The token in each is an HMAC (the \
+        upload secret) over the job's id, the most bytes allowed and the expiry: `ingestd serve` \
+        refuses any other, an expired or a reused one. The job gets ID as its id. The status URL \
+        stays valid 7 days past the upload's expiry. Nothing is sent anywhere: the backend can \
+        call this (or UploadLink in Swift) for every upload it allows.
+
+        Examples:
+          ingestd upload-url --id abc123 --server https://uploads.example.com --upload-secret-file /etc/ingestd/upload.secret
+          ingestd upload-url --id abc123 --server http://127.0.0.1:8080 --upload-secret-file upload.secret --max-bytes 10000000 --expires 1h --json
+        """)
+
+    @Option(help: ArgumentHelp("The job's id: 1 to 64 of A-Z a-z 0-9 _ -.", valueName: "id"))
+    var id: String
+
+    @Option(help: ArgumentHelp("The public URL of `ingestd serve` as phones reach it.", valueName: "url"))
+    var server: String
+
+    @Option(help: ArgumentHelp("The upload secret (one line upsec_<base64>, mode 600), the file `serve` reads.", valueName: "file"))
+    var uploadSecretFile: String
+
+    @Option(help: ArgumentHelp("Most bytes this upload may have (default and ceiling: the preset's limit, 50 MB).", valueName: "bytes"))
+    var maxBytes: Int64 = Preset.builtIn.limits.maxBytes
+
+    @Option(help: ArgumentHelp("How long the upload URL stays valid: 90s, 30m, 1h, 2d (at most 7d).", valueName: "duration"))
+    var expires: String = "24h"
+
+    @Flag(help: "Print {\"upload_url\", \"status_url\", \"expires_at\"} as JSON.")
+    var json = false
+
+    func run() throws {
+        guard let seconds = Self.seconds(expires) else {
+            throw ValidationError("--expires \(expires): a number with s, m, h or d (such as 30m or 24h)")
+        }
+        let secret = try Report.catching { try SecretFile(uploadSecretFile, prefix: "upsec_", purpose: "upload secret") }
+        let link: UploadLink
+        do { link = try UploadLink(id: id, server: server, secret: secret.key, maxBytes: maxBytes, expiresIn: seconds) } catch {
+            throw ValidationError(error.description)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            print(String(decoding: try encoder.encode(link), as: UTF8.self))
+        } else {
+            print("upload: \(link.uploadURL)\nstatus: \(link.statusURL)\nexpires: \(ISO8601DateFormatter().string(from: link.expiresAt))")
+        }
+    }
+
+    /// `90s`, `30m`, `1h`, `2d` or plain seconds.
+    static func seconds(_ text: String) -> TimeInterval? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        if let last = text.last, let unit = units[last], let value = Double(text.dropLast()), value > 0 { return value * unit }
+        return Double(text).flatMap { $0 > 0 ? $0 : nil }
+    }
+}
