@@ -1,0 +1,80 @@
+import Foundation
+
+/// `ingestd serve` on a free loopback port, on a spool and a CDN directory of its own, with its upload secret;
+/// killed (SIGKILL) and restarted by the tests as they need.
+public final class UploadServerProcess {
+    public let spool: String
+    public let cdn: String
+    public let secretFile: String
+    public let port: Int
+    public let arguments: [String]
+    public let log: String
+    public private(set) var process: Process?
+
+    public static let client = "\(Paths.root)/Tests/IngestdTesting/tus_client.py"
+    public static var tuspyAvailable: Bool { (try? Tool.run("python3", ["-c", "import tusclient"]))?.status == 0 }
+
+    public init(base: String, arguments: [String] = []) throws {
+        try? FileManager.default.removeItem(atPath: base)
+        spool = "\(base)/spool"
+        cdn = "\(base)/cdn"
+        for directory in [spool, cdn] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        secretFile = "\(base)/upload.secret"
+        let key = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        FileManager.default.createFile(atPath: secretFile, contents: Data("upsec_\(Data(key).base64EncodedString())\n".utf8),
+                                       attributes: [.posixPermissions: 0o600])
+        port = try PostgresServer.freePort()
+        self.arguments = arguments
+        log = "\(base)/serve.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        try start()
+    }
+
+    public var url: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts the server and waits until `/healthz` answers.
+    public func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.binary)
+        process.arguments = ["serve", "--http", "127.0.0.1:\(port)", "--spool", spool, "--upload-secret-file", secretFile, "--cdn", cdn] + arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let handle = FileHandle(forWritingAtPath: log)
+        handle?.seekToEndOfFile()
+        process.standardError = handle
+        try process.run()
+        self.process = process
+        try Daemon.wait(timeout: 60, "ingestd serve to answer") {
+            guard process.isRunning else { return true }
+            return (try? Tool.run("curl", ["-sf", "-o", "/dev/null", "\(url)/healthz"]))?.status == 0
+        }
+        guard process.isRunning else {
+            throw Tool.ProbeFailure(message: "ingestd serve exited: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        }
+    }
+
+    /// kill -9, as a crash would.
+    public func kill9() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Signed links for `id` (`ingestd upload-url --json`).
+    public func link(_ id: String, extra: [String] = []) throws -> (upload: String, status: String) {
+        let result = try Tool.run(Paths.binary, ["upload-url", "--id", id, "--server", url, "--upload-secret-file", secretFile, "--json"] + extra)
+        guard result.status == 0, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+              let upload = object["upload_url"] as? String, let status = object["status_url"] as? String else {
+            throw Tool.ProbeFailure(message: "upload-url failed: \(result.stderr)")
+        }
+        return (upload, status)
+    }
+
+    /// The key in the secret file (for tokens the command would not sign, such as expired ones).
+    public var secretKey: [UInt8] {
+        let text = (try? String(contentsOfFile: secretFile, encoding: .utf8)) ?? ""
+        return Array(Data(base64Encoded: String(text.trimmingCharacters(in: .whitespacesAndNewlines).dropFirst(6))) ?? Data())
+    }
+
+    deinit { kill9() }
+}

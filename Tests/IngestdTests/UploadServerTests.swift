@@ -1,0 +1,110 @@
+import Foundation
+import IngestdTesting
+import Testing
+import Uploads
+
+/// `ingestd serve` (issue #31) with real clients: tuspy, curl and raw sockets, and the spool
+/// daemon taking what was uploaded.
+@Suite(.enabled(if: UploadServerProcess.tuspyAvailable, "tuspy is not installed (make test-deps-python)"))
+struct UploadServerTests {
+    struct Answer {
+        var status: Int
+        var headers: [String: String]
+        var body: String
+    }
+
+    /// One request with curl; `data` is sent as the body (a file path with `@`, or text).
+    static func request(_ method: String, _ url: String, _ headers: [String: String] = [:], data: String? = nil,
+                        extra: [String] = []) throws -> Answer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var arguments = ["-s", "-D", "\(directory)/h", "-o", "\(directory)/b", "-w", "%{http_code}", "--max-time", "60"]
+        arguments += method == "HEAD" ? ["-I"] : ["-X", method]
+        for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
+        if let data { arguments += ["--data-binary", data] }
+        let result = try Tool.run("curl", arguments + extra + [url])
+        var fields: [String: String] = [:]
+        for line in ((try? String(contentsOfFile: "\(directory)/h", encoding: .utf8)) ?? "").split(whereSeparator: \.isNewline) {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Answer(status: Int(result.stdout) ?? 0, headers: fields,
+                      body: (try? String(contentsOfFile: "\(directory)/b", encoding: .utf8)) ?? "")
+    }
+
+    static let tus = ["Tus-Resumable": "1.0.0"]
+
+    static func create(_ url: String, length: Int, _ more: [String: String] = [:]) throws -> Answer {
+        try request("POST", url, tus.merging(["Upload-Length": "\(length)"].merging(more) { $1 }) { $1 })
+    }
+
+    static func patch(_ url: String, offset: Int, file: String, _ more: [String: String] = [:], extra: [String] = []) throws -> Answer {
+        try request("PATCH", url, tus.merging(["Upload-Offset": "\(offset)", "Content-Type": "application/offset+octet-stream"]
+            .merging(more) { $1 }) { $1 }, data: "@\(file)", extra: extra)
+    }
+
+    static func sha256(_ path: String) throws -> String {
+        try Tool.run("sha256sum", [path]).stdout.split(separator: " ").first.map(String.init) ?? ""
+    }
+
+    /// tuspy uploads 30 MB in 1 MiB chunks; the server is killed (SIGKILL) after 10 of them and
+    /// started again; the client resumes from the offset the server reports, which is exactly
+    /// what it had acknowledged. The spool daemon then publishes the upload under the token's id,
+    /// the original byte-identical to the source, and the status API says so.
+    @Test func tuspyResumesAfterTheServerIsKilledAndTheUploadIsPublished() throws {
+        let base = Paths.scratch("serve-resume")
+        let server = try UploadServerProcess(base: base)
+        let source = "\(base)/phone clip.mp4"
+        let made = try Tool.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=720x1280:rate=30:duration=13",
+                                           "-f", "lavfi", "-i", "sine=frequency=440:duration=13", "-c:v", "libx264", "-preset", "ultrafast",
+                                           "-qp", "2", "-c:a", "aac", "-shortest", source])
+        #expect(made.status == 0, "\(made.stderr)")
+        let size = Checks.size(source)
+        #expect(size > 28_000_000 && size < 50_000_000, "a 30 MB upload: \(size)")
+        let link = try server.link("clip-7f3a")
+
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = ["python3", UploadServerProcess.client, "upload", link.upload, source, "--chunk", "\(1 << 20)",
+                            "--pause-after", "10", "--go", "\(base)/go"]
+        let output = Pipe()
+        client.standardOutput = output
+        client.standardError = FileHandle(forWritingAtPath: server.log)
+        try client.run()
+        let paused = output.fileHandleForReading.availableData
+        #expect(String(decoding: paused, as: UTF8.self).hasPrefix("paused"))
+
+        server.kill9()
+        try server.start()
+        FileManager.default.createFile(atPath: "\(base)/go", contents: nil)
+        client.waitUntilExit()
+        let report = output.fileHandleForReading.readDataToEndOfFile()
+        let result = try #require(try JSONSerialization.jsonObject(with: report) as? [String: Any], "\(String(decoding: report, as: UTF8.self))")
+        #expect(client.terminationStatus == 0)
+        #expect(result["resumed_from"] as? Int == 10 << 20, "resumed exactly where the killed server had acknowledged: \(result)")
+        #expect(result["sent"] as? Int == size, "no byte sent twice: \(result)")
+
+        // One job, with the token's id, holding the bytes as sent.
+        let job = "\(server.spool)/work/clip-7f3a"
+        #expect(Daemon.entries("\(job)/upload") == ["phone clip.mp4"])
+        #expect(try Self.sha256("\(job)/upload/phone clip.mp4") == (try Self.sha256(source)))
+        var status = try Self.request("GET", link.status)
+        #expect(status.status == 200 && status.body.contains("\"state\":\"queued\""), "\(status.body)")
+
+        let watch = try WorkerProcess(["watch", "--spool", server.spool, "--cdn", server.cdn], log: "\(base)/watch.log")
+        try Daemon.wait(timeout: 180, "the upload to be published") {
+            FileManager.default.fileExists(atPath: "\(server.spool)/archive/clip-7f3a")
+        }
+        _ = watch
+        status = try Self.request("GET", link.status)
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any])
+        #expect(parsed["state"] as? String == "completed" && parsed["master_url"] as? String == "clip-7f3a/master.m3u8", "\(parsed)")
+        let master = "\(server.cdn)/clip-7f3a/master.m3u8"
+        let probed = try Tool.ffprobe(["-show_entries", "format=duration", master])
+        let duration = Double(((probed["format"] as? [String: Any])?["duration"] as? String) ?? "") ?? 0
+        #expect(abs(duration - 13) < 0.2, "the published ladder lasts as the upload: \(duration)")
+        let poster = try #require(parsed["poster_url"] as? String)
+        #expect(FileManager.default.fileExists(atPath: "\(server.cdn)/\(poster)"), "\(poster)")
+    }
+}
