@@ -107,4 +107,81 @@ struct UploadServerTests {
         let poster = try #require(parsed["poster_url"] as? String)
         #expect(FileManager.default.fileExists(atPath: "\(server.cdn)/\(poster)"), "\(poster)")
     }
+
+    /// Every refusal the tus protocol and the tokens call for, with curl: each answered with its
+    /// status before a byte of the body is stored, and nothing half-made left behind.
+    @Test func everyRefusalIsAnsweredBeforeAnythingIsStored() throws {
+        let base = Paths.scratch("serve-refusals")
+        let server = try UploadServerProcess(base: base)
+        let chunk = "\(base)/chunk", eleven = "\(base)/eleven"
+        FileManager.default.createFile(atPath: chunk, contents: Data((0..<65_536).map { UInt8($0 % 251) }))
+        let uploads = "\(server.spool)/uploading"
+
+        let options = try Self.request("OPTIONS", "\(server.url)/v1/uploads")
+        #expect(options.status == 204 && options.headers["tus-version"] == "1.0.0" && options.headers["tus-max-size"] == "52428800")
+        #expect(options.headers["tus-extension"]?.split(separator: ",").sorted() == ["checksum", "creation", "creation-with-upload", "expiration", "termination"])
+        #expect(options.headers["tus-checksum-algorithm"]?.contains("sha1") == true)
+
+        // Tokens: none, tampered, expired, for status rather than upload.
+        let link = try server.link("refusals", extra: ["--max-bytes", "10000000"])
+        let bare = "\(server.url)/v1/uploads"
+        #expect(try Self.create(bare, length: 100).status == 401)
+        var tampered = link.upload
+        tampered = tampered.replacingOccurrences(of: ".10000000.", with: ".40000000.")
+        #expect(tampered != link.upload)
+        #expect(try Self.create(tampered, length: 100).status == 401, "a raised limit breaks the signature")
+        let expired = UploadToken(scope: .upload, id: "refusals", maxBytes: 1000, expires: Int64(Date().timeIntervalSince1970) - 1)
+        let old = try Self.create("\(bare)?token=\(expired.encoded(secret: server.secretKey))", length: 100)
+        #expect(old.status == 401 && old.body.contains("expired"), "\(old.body)")
+        #expect(try Self.create(link.status.replacingOccurrences(of: "/v1/jobs/refusals", with: "/v1/uploads"), length: 100).status == 401)
+        #expect(Daemon.entries(uploads).isEmpty, "nothing created by a refused token")
+
+        // Versions and lengths: 412, deferred length, over the token's 10 MB (413 with no body read).
+        #expect(try Self.request("POST", link.upload, ["Tus-Resumable": "0.2.2", "Upload-Length": "100"]).status == 412)
+        #expect(try Self.request("POST", link.upload, ["Tus-Resumable": "1.0.0", "Upload-Defer-Length": "1"]).status == 400)
+        FileManager.default.createFile(atPath: eleven, contents: Data(count: 11_000_000))
+        let large = try Self.request("POST", link.upload, Self.tus.merging(["Upload-Length": "11000000", "Content-Type": "application/offset+octet-stream"]) { $1 },
+                                     data: "@\(eleven)")
+        #expect(large.status == 413 && large.body.contains("10000000"), "a 10 MB token cannot upload 11 MB: \(large.status) \(large.body)")
+        #expect(Daemon.entries(uploads).isEmpty)
+
+        // A good creation; the same token again is refused.
+        let created = try Self.create(link.upload, length: 100_000, ["Upload-Metadata": "filename \(Data("../../etc/passwd".utf8).base64EncodedString())"])
+        #expect(created.status == 201 && created.headers["upload-expires"]?.hasSuffix("GMT") == true, "\(created)")
+        let location = try #require(created.headers["location"])
+        let upload = server.url + location
+        #expect(try Self.create(link.upload, length: 100_000).status == 409, "one token, one upload")
+
+        // PATCH: wrong offset, wrong content type, wrong checksum (discarded), past the length.
+        #expect(try Self.patch(upload, offset: 5, file: chunk).status == 409)
+        #expect(try Self.request("PATCH", upload, Self.tus.merging(["Upload-Offset": "0", "Content-Type": "text/plain"]) { $1 },
+                                 data: "@\(chunk)").status == 415)
+        let wrong = try Self.patch(upload, offset: 0, file: chunk, ["Upload-Checksum": "sha1 \(Data(count: 20).base64EncodedString())"])
+        #expect(wrong.status == 460, "\(wrong.status) \(wrong.body)")
+        #expect(try Self.request("HEAD", upload, Self.tus).headers["upload-offset"] == "0", "the mismatched chunk was discarded")
+        let sha1 = Data(try Tool.run("sh", ["-c", "sha1sum '\(chunk)' | cut -c1-40 | xxd -r -p | base64"]).stdout.utf8)
+        let right = try Self.patch(upload, offset: 0, file: chunk, ["Upload-Checksum": "sha1 \(String(decoding: sha1, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))"])
+        #expect(right.status == 204 && right.headers["upload-offset"] == "65536", "\(right)")
+        let past = try Self.patch(upload, offset: 65_536, file: eleven)
+        #expect(past.status == 413, "a body past Upload-Length: \(past.status)")
+        let head = try Self.request("HEAD", upload, Self.tus)
+        #expect(head.status == 200 && head.headers["upload-offset"] == "65536" && head.headers["upload-length"] == "100000"
+                && head.headers["cache-control"] == "no-store")
+        #expect(Daemon.entries("\(uploads)/refusals/job/upload") == ["upload"], "a hostile file name is not used")
+
+        // Another upload's token, and termination.
+        let other = try server.link("someone-else")
+        let otherToken = String(other.upload.split(separator: "=").last!)
+        #expect(try Self.request("HEAD", "\(server.url)/v1/uploads/refusals?token=\(otherToken)", Self.tus).status == 401)
+        #expect(try Self.request("DELETE", upload, Self.tus).status == 204)
+        #expect(try Self.request("HEAD", upload, Self.tus).status == 404)
+        #expect(!FileManager.default.fileExists(atPath: "\(uploads)/refusals/job"), "the bytes are gone")
+        #expect(try Self.create(link.upload, length: 100).status == 409, "a terminated upload's token stays used")
+        #expect(Daemon.entries("\(server.spool)/work").isEmpty, "nothing became a job")
+
+        let metrics = try Self.request("GET", "\(server.url)/metrics").body
+        for reason in ["token_invalid", "token_expired", "too_large", "token_used", "bad_offset", "checksum_mismatch", "over_length"] {
+            #expect(metrics.contains("reason=\"\(reason)\""), "refusals counted by reason: \(reason)")
+        }
+    }
 }
