@@ -230,7 +230,8 @@ struct TusHandler: Sendable {
         headers[.contentType] = "text/plain; charset=utf-8"
         if refusal.status == .preconditionFailed { headers[.tusVersion] = "1.0.0" }
         if refusal.status == .serviceUnavailable { headers[.retryAfter] = "5" }
-        if refusal.status == .requestTimeout || refusal.reason == "over_length" { headers[.connection] = "close" }
+        // A body the refusal leaves unread is not waited for: the connection closes after the answer.
+        headers[.connection] = "close"
         return Response(status: refusal.status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: refusal.message + "\n")))
     }
 

@@ -66,7 +66,7 @@ public enum UploadServer {
         }
         router.get("/healthz") { _, _ -> String in "ok\n" }
         let timeout = TimeAmount.nanoseconds(Int64(configuration.readTimeout.seconds * 1e9))
-        return Application(router: router, server: .http1(configuration: .init(idleTimeout: timeout)),
+        return Application(router: router, server: .http1(configuration: .init(additionalChannelHandlers: [CloseAfterRefusal()], idleTimeout: timeout)),
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ingestd"),
                            services: [UploadSweeper(directory: directory, metrics: metrics, logger: logger)], logger: logger)
     }

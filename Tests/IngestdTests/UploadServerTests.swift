@@ -184,4 +184,112 @@ struct UploadServerTests {
             #expect(metrics.contains("reason=\"\(reason)\""), "refusals counted by reason: \(reason)")
         }
     }
+
+    /// Two clients on one upload: the second is refused (409) while the first writes, and the bytes
+    /// are the first's. A client that breaks off keeps what the server received (nothing before the
+    /// break is sent again); a server killed mid-body acknowledges nothing it had not fsynced.
+    @Test func concurrentWritersBrokenBodiesAndAKillMidBody() throws {
+        let base = Paths.scratch("serve-writers")
+        let server = try UploadServerProcess(base: base)
+        let file = "\(base)/source.bin"
+        let bytes = Data((0..<6_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+        FileManager.default.createFile(atPath: file, contents: bytes)
+        func part(_ range: Range<Int>) throws -> String {
+            let path = "\(base)/part-\(range.lowerBound)"
+            FileManager.default.createFile(atPath: path, contents: bytes.subdata(in: range))
+            return path
+        }
+        let link = try server.link("writers")
+        let upload = server.url + (try #require(try Self.create(link.upload, length: bytes.count).headers["location"]))
+        func offset() throws -> Int { Int(try Self.request("HEAD", upload, Self.tus).headers["upload-offset"] ?? "") ?? -1 }
+
+        // A slow writer holds the upload; a second writer at the same offset is refused meanwhile.
+        let first = try part(0..<2_000_000)
+        let slow = Process()
+        slow.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        slow.arguments = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PATCH", "-H", "Tus-Resumable: 1.0.0",
+                          "-H", "Upload-Offset: 0", "-H", "Content-Type: application/offset+octet-stream", "--limit-rate", "500k",
+                          "--data-binary", "@\(first)", upload]
+        let slowOut = Pipe()
+        slow.standardOutput = slowOut
+        try slow.run()
+        usleep(1_000_000)
+        let second = try Self.patch(upload, offset: 0, file: try part(0..<1000))
+        #expect(second.status == 409, "\(second.status) \(second.body)")
+        slow.waitUntilExit()
+        #expect(String(decoding: slowOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "204")
+        #expect(try offset() == 2_000_000)
+
+        // A client that breaks off (curl gives up after 1.5 s): what arrived is kept and acknowledged.
+        let broken = try Self.patch(upload, offset: 2_000_000, file: try part(2_000_000..<4_000_000), extra: ["--limit-rate", "400k", "--max-time", "1.5"])
+        #expect(broken.status == 0, "curl gave up")
+        var kept = 0
+        try Daemon.wait(timeout: 10, "the broken-off bytes to be acknowledged") {
+            kept = (try? offset()) ?? 0
+            return kept > 2_000_000
+        }
+        #expect(kept < 4_000_000, "at most what was sent: \(kept)")
+
+        // kill -9 mid-body: after the restart the offset is what was acknowledged before.
+        let dying = Process()
+        dying.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        dying.arguments = ["curl", "-s", "-o", "/dev/null", "-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: \(kept)",
+                           "-H", "Content-Type: application/offset+octet-stream", "--limit-rate", "300k", "--data-binary",
+                           "@\(try part(kept..<bytes.count))", upload]
+        try dying.run()
+        usleep(1_500_000)
+        server.kill9()
+        dying.waitUntilExit()
+        try server.start()
+        #expect(try offset() == kept, "nothing unacknowledged counts after a crash")
+        let rest = try Self.patch(upload, offset: kept, file: try part(kept..<bytes.count))
+        #expect(rest.status == 204 && rest.headers["upload-offset"] == "\(bytes.count)", "\(rest)")
+        #expect(try Self.sha256("\(server.spool)/work/writers/upload/upload") == (try Self.sha256(file)), "the bytes are the source's, in order")
+        // Done: a retried last PATCH, a HEAD and a restart enqueue nothing more.
+        #expect(try Self.patch(upload, offset: kept, file: try part(kept..<bytes.count)).status == 409)
+        #expect(try offset() == bytes.count)
+        let metrics = try Self.request("GET", "\(server.url)/metrics").body
+        #expect(metrics.contains("ingestd_uploads_completed_total 1\n"), "\(metrics)")
+        server.kill9()
+        try server.start()
+        #expect(try offset() == bytes.count)
+        #expect(Daemon.entries("\(server.spool)/work") == ["writers"] && Daemon.entries("\(server.spool)/work/writers/upload") == ["upload"])
+    }
+
+    /// Slowloris: 100 connections trickling a body one byte a second without a token, and one
+    /// with a valid upload, while a phone uploads: the phone's upload completes, the refused ones
+    /// are closed at once and the valid one when it falls under the minimum rate (its bytes kept).
+    @Test func tricklingConnectionsDoNotStopOthers() throws {
+        let base = Paths.scratch("serve-slowloris")
+        let server = try UploadServerProcess(base: base, arguments: ["--read-timeout", "2", "--min-rate", "1000"])
+        let slowLink = try server.link("slow")
+        let location = try #require(try Self.create(slowLink.upload, length: 1_000_000).headers["location"])
+        func trickling(_ path: String, _ count: Int) throws -> (Process, Pipe) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", UploadServerProcess.client, "trickle", "127.0.0.1", "\(server.port)", path, "\(count)", "8"]
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            return (process, out)
+        }
+        let (trickle, out) = try trickling("/v1/uploads/x?token=none", 100)
+        let (valid, validOut) = try trickling(location, 1)
+        usleep(1_000_000)
+        let link = try server.link("phone")
+        let started = Date()
+        let phone = try Tool.run("python3", [UploadServerProcess.client, "upload", link.upload, Paths.sample("portrait_rotated.mp4"), "--chunk", "262144"])
+        #expect(phone.status == 0, "\(phone.stderr)")
+        #expect(Date().timeIntervalSince(started) < 10, "the phone's upload is not held up")
+        #expect(FileManager.default.fileExists(atPath: "\(server.spool)/work/phone"))
+        trickle.waitUntilExit()
+        let result = try #require(try JSONSerialization.jsonObject(with: out.fileHandleForReading.readDataToEndOfFile()) as? [String: Int])
+        #expect(result["closed"] == 100, "every refused trickling connection was closed by the server: \(result)")
+        valid.waitUntilExit()
+        let slow = try #require(try JSONSerialization.jsonObject(with: validOut.fileHandleForReading.readDataToEndOfFile()) as? [String: Int])
+        #expect(slow["closed"] == 1, "the upload trickling under the minimum rate was ended: \(slow)")
+        let kept = try Self.request("HEAD", server.url + location, Self.tus).headers["upload-offset"].flatMap { Int($0) } ?? 0
+        #expect(kept > 0 && kept < 20, "the bytes it did send are kept: \(kept)")
+        #expect(try Self.request("GET", "\(server.url)/metrics").body.contains("reason=\"too_slow\""))
+    }
 }
