@@ -12,7 +12,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps test-deps test-deps-python bench-s3 build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: openapi all deps test-deps test-deps-python bench-s3 build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -70,6 +70,10 @@ bench-cost: release
 
 # Bucket vs local disk (#30): wall, CPU and peak RSS side by side (farm-bench), and the S3
 # requests and bytes one published video costs (see Benchmarks/s3.sh).
+# The API document of `ingestd serve`: docs/openapi.yaml, compiled into the binary.
+openapi:
+	Scripts/openapi-swift.sh
+
 bench-s3: release test-deps-python
 	Benchmarks/s3.sh
 

@@ -1,5 +1,5 @@
-/// The API of `ingestd serve`, served at `/openapi.yaml`. The checked-in copy is
-/// docs/openapi.yaml; a test keeps the two byte-identical.
+/// The API of `ingestd serve`, served at `/openapi.yaml`: generated from docs/openapi.yaml by
+/// `make openapi` (Scripts/openapi-swift.sh); do not edit by hand.
 enum OpenAPIDocument {
     static let yaml = #"""
 openapi: 3.1.0
@@ -149,5 +149,6 @@ components:
             message: {type: string}
         master_url: {type: string, description: "completed: the HLS master playlist"}
         poster_url: {type: string, description: "completed: the largest poster"}
+
 """#
 }
