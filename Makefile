@@ -12,7 +12,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: openapi all deps test-deps test-deps-python bench-s3 build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -73,6 +73,9 @@ bench-cost: release
 # The API document of `ingestd serve`: docs/openapi.yaml, compiled into the binary.
 openapi:
 	Scripts/openapi-swift.sh
+
+bench-upload: release
+	Benchmarks/upload.sh
 
 bench-s3: release test-deps-python
 	Benchmarks/s3.sh
