@@ -15,7 +15,8 @@ struct Ingestd: AsyncParsableCommand {
         Start with `ingestd help transcode` (one upload from the shell), `ingestd help watch` (the \
         spool daemon), `ingestd help reprocess` (re-encode an archive with a new preset) or \
         `ingestd help worker` (a fleet of workers on one PostgreSQL job queue, fed by `submit`). \
-        Inputs and outputs may be in an S3 bucket (s3://bucket/key; docs/STORAGE.md).
+        Inputs and outputs may be in an S3 bucket (s3://bucket/key; docs/STORAGE.md). Phones can \
+        upload straight to `ingestd serve` (tus, resumable) with URLs from `ingestd upload-url`.
 
         EXIT STATUS
           0   success
@@ -27,7 +28,8 @@ struct Ingestd: AsyncParsableCommand {
           70  internal error (a bug: please report it with the log)
           73  the output could not be written (exists, permissions, disk full)
           78  configuration: the preset is invalid (the message names the field), a
-              configured root is missing, s3:// without credentials
+              configured root is missing, a secret file others can read,
+              s3:// without credentials
           130 interrupted (SIGINT/SIGTERM); nothing was published
         """,
         version: "0.2.0",
