@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench-upload (#31): `ingestd serve` (release build) taking many tus uploads at once on
 # loopback. For each load, a fresh server: throughput, server CPU-seconds per GB received, peak
-# RSS; the same count of uploads at three sizes shows whether RSS depends on upload size. Then one
+# RSS; 50 uploads at once of 1 MB and of 20 MB show whether RSS depends on upload size (it should
+# depend only on how many are in progress), 200 at once of 5 MB the throughput. Then one
 # upload cut mid-chunk and resumed: bytes sent twice. For scale, the transcode's CPU per GB of
 # upload (the same release binary on a shipped sample).
 set -euo pipefail
@@ -30,7 +31,7 @@ links() { for i in $(seq "$1"); do "$BIN" upload-url --id "$2$i" --server "http:
   | python3 -c 'import json,sys; print(json.load(sys.stdin)["upload_url"])'; done > "$WORK/links"; }
 
 printf '%-24s %8s %10s %10s %12s %10s\n' load "GB" "wall s" "MB/s" "CPU-s/GB" "peak MiB"
-for spec in "$COUNT 1000000" "$COUNT 5000000" "10 45000000"; do
+for spec in "50 1000000" "50 20000000" "$COUNT 5000000"; do
   set -- $spec
   start
   links "$1" "u$2-"
@@ -49,10 +50,13 @@ done
 
 start
 links 1 cut-
-python3 Benchmarks/lib/tus_load.py interrupt "$(cat "$WORK/links")" 20000000 4194304 2500000 | python3 -c '
+python3 Benchmarks/lib/tus_load.py interrupt "$(cat "$WORK/links")" 20000000 4194304 2500000 > "$WORK/cut.json"
+python3 - "$WORK/cut.json" <<'PY'
 import json, sys
-r = json.load(sys.stdin)
-print(f"interrupted 2.5 MB into a 4 MiB chunk: resumed at {r[\"resumed_at\"]} (cut at {r[\"cut_at\"]}), bytes sent twice {r[\"resent\"]} (goal: at most one chunk, {r[\"chunk\"]})")'
+r = json.load(open(sys.argv[1]))
+print(f"cut 2.5 MB into a 4 MiB chunk (at byte {r['cut_at']}): resumed at {r['resumed_at']}, bytes sent twice {r['resent']}"
+      f" (goal: at most one chunk, {r['chunk']})")
+PY
 stop
 
 # For scale: what the transcode spends per GB of upload.

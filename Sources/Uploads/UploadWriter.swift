@@ -5,7 +5,7 @@ import NIOCore
 import NIOPosix
 
 /// Writes one request's body into an upload at its acknowledged offset, holding the upload's
-/// lock: bytes are gathered into 1 MiB blocks and written (and at the end fsynced) on NIO's
+/// lock: bytes are gathered into 256 KiB blocks and written (and at the end fsynced) on NIO's
 /// blocking-I/O thread pool, never on the pool that runs the server's tasks.
 final class UploadWriter: @unchecked Sendable {
     private(set) var upload: PartialUpload
@@ -53,8 +53,11 @@ final class UploadWriter: @unchecked Sendable {
         bytes.withUnsafeReadableBytes { digest?.update($0) }
         var bytes = bytes
         pending.writeBuffer(&bytes)
-        if pending.readableBytes >= 1 << 20 { try await flush() }
+        if pending.readableBytes >= Self.block { try await flush() }
     }
+
+    /// What is gathered before a write: memory per upload in progress stays about this.
+    static let block = 256 << 10
 
     private func flush() async throws {
         guard pending.readableBytes > 0 else { return }
