@@ -29,7 +29,7 @@ struct DatabaseFaultTests {
 
     /// Every session gets the statement, lock and idle-in-transaction timeouts and the server's
     /// TCP keepalives, so a worker the network lost never holds a row lock for long.
-    @Test func everySessionCarriesTheTimeouts() async throws {
+    @Test(.offTheSharedPool) func everySessionCarriesTheTimeouts() async throws {
         let server = try PostgresServer(name: "session")
         var logger = Logger(label: "test")
         logger.logLevel = .error
@@ -81,7 +81,7 @@ struct DatabaseFaultTests {
     /// A session the server ended while its client was stalled (idle in transaction past the
     /// server's limit, as under a test machine's load in CI): the call ends within its deadline,
     /// however the client library takes the dead connection.
-    @Test func aSessionTheServerEndedFailsWithinTheDeadline() async throws {
+    @Test(.offTheSharedPool) func aSessionTheServerEndedFailsWithinTheDeadline() async throws {
         let server = try PostgresServer(name: "ended")
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -105,7 +105,7 @@ struct DatabaseFaultTests {
     /// not ready, stops the job and abandons its staging before its lease could pass to anyone
     /// else, leaves alone what another worker publishes meanwhile, and is ready and claiming
     /// again by itself once the path heals.
-    @Test func aSilentNetworkMakesTheWorkerNotReadyUntilItHeals() throws {
+    @Test(.offTheSharedPool) func aSilentNetworkMakesTheWorkerNotReadyUntilItHeals() throws {
         let server = try PostgresServer(name: "silent")
         let proxy = try TCPProxy(target: server.port)
         let base = Paths.scratch("silent")
@@ -162,7 +162,7 @@ struct DatabaseFaultTests {
     /// A COMMIT the server refuses (a deferred trigger) for longer than the lease: whatever the
     /// worker renamed into the CDN inside the refused transaction is withdrawn, so the CDN never
     /// keeps a job the database does not call published; once commits pass, it publishes once.
-    @Test func aRefusedCommitLeavesNothingInView() throws {
+    @Test(.offTheSharedPool) func aRefusedCommitLeavesNothingInView() throws {
         let server = try PostgresServer(name: "commit")
         let base = Paths.scratch("commit")
         try? FileManager.default.removeItem(atPath: base)
@@ -206,7 +206,7 @@ struct DatabaseFaultTests {
     /// Webhooks says) verifies them, the offset is exported and warned about.
     /// (Ahead, not behind: under libfaketime a clock set back makes every timed wait of Swift's
     /// runtime last the offset longer, a fault of the tool, not of the worker.)
-    @Test(.enabled(if: Tool.exists("faketime"), "faketime is not installed"))
+    @Test(.offTheSharedPool, .enabled(if: Tool.exists("faketime"), "faketime is not installed"))
     func aWorkerWhoseClockIsOffSignsWithTheDatabasesClock() throws {
         let server = try PostgresServer(name: "clock")
         let base = Paths.scratch("clock")
@@ -240,7 +240,7 @@ struct DatabaseFaultTests {
     /// The database refuses an end's values for good (a data exception, SQLSTATE class 22):
     /// the job ends `failed` with the database's words after one try, and is never left
     /// `running` to burn its attempts; nothing of it is in view.
-    @Test func aPermanentRefusalEndsTheJobFailed() throws {
+    @Test(.offTheSharedPool) func aPermanentRefusalEndsTheJobFailed() throws {
         let server = try PostgresServer(name: "refusal")
         let base = Paths.scratch("refusal")
         try? FileManager.default.removeItem(atPath: base)
@@ -266,7 +266,7 @@ struct DatabaseFaultTests {
     /// The database goes away: the worker retries with capped exponential backoff and jitter,
     /// one log line per step (the connection pool's own lines stay out of the log), and picks
     /// up work by itself once the database is back.
-    @Test func anUnreachableDatabaseIsRetriedWithBackoffOneLinePerStep() throws {
+    @Test(.offTheSharedPool) func anUnreachableDatabaseIsRetriedWithBackoffOneLinePerStep() throws {
         let server = try PostgresServer(name: "backoff")
         let base = Paths.scratch("backoff")
         try? FileManager.default.removeItem(atPath: base)
@@ -309,6 +309,29 @@ struct DeadlineTests {
         }
         #expect(answer == nil)
         #expect(started.duration(to: .now) < .seconds(120))
+    }
+
+    /// A deadline's body runs on its caller's preferred executor (unstructured tasks do not inherit
+    /// it): with every thread of Swift's pool blocked, a caller kept off the pool is not stalled.
+    @Test func theBodyRunsWhereItsCallerPrefers() async throws {
+        let block = 8.0
+        try await PreferredExecutor.run(on: DispatchTaskExecutor.shared) {
+            for _ in 0..<ProcessInfo.processInfo.activeProcessorCount {
+                Task.detached {
+                    let until = Date().addingTimeInterval(block)
+                    while Date() < until { usleep(10_000) }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            let started = Date()
+            let answer: Int? = try await withinDeadline(.seconds(30)) {
+                try await Task.sleep(for: .milliseconds(100))
+                return 7
+            }
+            let took = Date().timeIntervalSince(started)
+            #expect(answer == 7)
+            #expect(took < block / 2, "the body waited for the blocked pool: \(took) s")
+        }
     }
 
     @Test func cancellingTheCallerReturnsAtOnce() async throws {

@@ -9,7 +9,7 @@ import Testing
 /// PostgreSQL with `ssl=on` and certificates `openssl` makes here: a CA of the test's own that
 /// signed the server's certificate (for `localhost` only), and a second CA that must be refused.
 /// Whether a session is encrypted is read from the server's `pg_stat_ssl`, not from the client.
-@Suite(.serialized, .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed"))
+@Suite(.serialized, .offTheSharedPool, .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed"))
 struct DatabaseTLSTests {
     /// A server with TLS on, and the two CAs' certificate files.
     static func tlsServer() throws -> (server: PostgresServer, trusted: String, other: String) {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Faults of the host rather than of an upload (issue #29), made for real.
-@Suite(.serialized) struct HostFaultTests {
+@Suite(.serialized, .offTheSharedPool) struct HostFaultTests {
     /// A configured root that is not there (a mount missing) is refused at start (exit 78,
     /// naming the option) and never created: on the root disk it would silently fill up.
     @Test func aMissingRootIsRefusedAndNeverCreated() throws {

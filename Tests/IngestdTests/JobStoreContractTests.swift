@@ -11,7 +11,7 @@ import Transcode
 /// The job lifecycle's contract, run against both stores: the spool's directories and the
 /// fleet's PostgreSQL queue (a real server). What differs between them is only how a job is
 /// queued and how a worker disappears (``Stores``).
-@Suite(.serialized) struct JobStoreContractTests {
+@Suite(.serialized, .offTheSharedPool) struct JobStoreContractTests {
     static let kinds: [StoreKind] = PostgresServer.binaries == nil ? [.spool] : StoreKind.allCases
     static let reason = Reason(code: "corrupt_input", message: "test", attempts: 1)
 

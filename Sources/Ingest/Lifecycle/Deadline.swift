@@ -10,20 +10,35 @@ public func withinDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Se
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T?, any Error>) in
             race.start(continuation,
-                       work: Task {
+                       work: Task(executorPreference: PreferredExecutor.current) {
                            do {
                                race.finish(.success(try await body()))
                            } catch {
                                race.finish(.failure(error))
                            }
                        },
-                       timer: Task {
+                       timer: Task(executorPreference: PreferredExecutor.current) {
                            try? await StallTolerantClock.sleep(for: limit)
                            if !Task.isCancelled { race.finish(.success(nil)) }
                        })
         }
     } onCancel: {
         race.finish(.failure(CancellationError()))
+    }
+}
+
+/// The executor a caller keeps its work on, for the tasks made on its behalf: child tasks inherit
+/// a task executor preference, unstructured ones (``withinDeadline``'s body and timer) do not, so
+/// they ask here. Nil (Swift's shared pool) unless a caller chose one with ``run(on:_:)`` — the
+/// tests do, so that their blocking tools cannot stall a database call's answer.
+public enum PreferredExecutor {
+    @TaskLocal public static var current: (any TaskExecutor)?
+
+    /// Runs `body`, its child tasks and the deadlines under it on `executor`.
+    public static func run<T: Sendable>(on executor: any TaskExecutor, _ body: @Sendable () async throws -> T) async throws -> T {
+        try await $current.withValue(executor) {
+            try await withTaskExecutorPreference(executor) { try await body() }
+        }
     }
 }
 
