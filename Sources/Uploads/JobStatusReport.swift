@@ -25,7 +25,7 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
         public var message: String
     }
 
-    /// The job's status, or nil when neither an upload nor a job has this id (or the upload was terminated).
+    /// The job's status, or nil when neither an upload nor a job has this id (or its upload was terminated).
     /// `publicURL`: the CDN's base URL in front of `cdn` (completed jobs give URLs under it).
     static func read(id: String, uploads: UploadDirectory, cdn: String?, publicURL: String?) -> JobStatusReport? {
         let layout = uploads.layout
@@ -49,12 +49,13 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
             let progress = JSONFile.read(JobProgress.self, from: "\(layout.job(id))/progress.json")
             return JobStatusReport(id: id, state: .processing, progress: percent(progress?.fraction ?? 0))
         }
-        guard let upload = uploads.read(id) else { return nil }
-        switch upload.state {
-        case .receiving: return JobStatusReport(id: id, state: .uploading, progress: percent(Double(upload.offset) / Double(max(1, upload.length))))
-        case .completed: return JobStatusReport(id: id, state: .queued)  // between the rename and the spool's next look
-        case .terminated: return nil
-        }
+        guard let set = uploads.set(id), !set.terminated else { return nil }
+        if uploads.isEnqueued(id) { return JobStatusReport(id: id, state: .queued) }  // between the rename and the spool's next look
+        // Bytes received of those declared; files not created yet count as nothing received.
+        let parts = uploads.parts(id)
+        let received = parts.reduce(0) { $0 + Double($1.offset) }, declared = parts.reduce(0) { $0 + Double($1.length) }
+        let share = Double(parts.count) / Double(set.files)
+        return JobStatusReport(id: id, state: .uploading, progress: percent(declared > 0 ? received / declared * share : 0))
     }
 
     init(id: String, state: State, progress: Int? = nil, reason: Reason? = nil) {

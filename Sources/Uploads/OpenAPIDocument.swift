@@ -31,26 +31,27 @@ paths:
         - $ref: "#/components/parameters/UploadToken"
         - $ref: "#/components/parameters/TusResumable"
         - {name: Upload-Length, in: header, required: true, schema: {type: integer, minimum: 1}}
-        - {name: Upload-Metadata, in: header, schema: {type: string}, description: "tus metadata; `filename` names the original"}
+        - {name: Upload-Metadata, in: header, schema: {type: string}, description: "tus metadata; `filename` names the original (required in an upload set: the name upload.json uses)"}
       requestBody:
         required: false
         content:
           application/offset+octet-stream: {schema: {type: string, format: binary}}
       responses:
         "201":
-          description: Created; `Location` is the upload's URL (it carries the token).
+          description: Created; `Location` is the upload's URL, `/v1/uploads/{id}/{part}` (it carries the token).
           headers:
             Location: {schema: {type: string}}
             Upload-Expires: {schema: {type: string}}
             Upload-Offset: {schema: {type: integer}, description: "with a body (creation-with-upload)"}
         "400": {$ref: "#/components/responses/Refused"}
         "401": {$ref: "#/components/responses/Refused"}
-        "409": {description: "The token already started an upload, or the job exists.", $ref: "#/components/responses/Refused"}
+        "409": {description: "The token's uploads are all created (one for a video file, `files` for a set), or the job exists.", $ref: "#/components/responses/Refused"}
         "412": {$ref: "#/components/responses/Refused"}
-        "413": {description: "Upload-Length passes the token's or the server's limit (answered before any body is read).", $ref: "#/components/responses/Refused"}
-  /v1/uploads/{id}:
+        "413": {description: "Upload-Length (with the set's other files) passes the token's or the server's limit (answered before any body is read).", $ref: "#/components/responses/Refused"}
+  /v1/uploads/{id}/{part}:
     parameters:
       - {name: id, in: path, required: true, schema: {$ref: "#/components/schemas/JobID"}}
+      - {name: part, in: path, required: true, schema: {type: integer, minimum: 1}, description: "1 for a video file; 1…files for an upload set"}
       - $ref: "#/components/parameters/UploadToken"
       - $ref: "#/components/parameters/TusResumable"
     head:
@@ -65,7 +66,7 @@ paths:
         "401": {$ref: "#/components/responses/Refused"}
         "404": {$ref: "#/components/responses/Refused"}
     patch:
-      summary: Send bytes at Upload-Offset; the last byte makes the upload a job
+      summary: Send bytes at Upload-Offset; the last byte of the last file makes the upload a job
       parameters:
         - {name: Upload-Offset, in: header, required: true, schema: {type: integer}}
         - {name: Upload-Checksum, in: header, schema: {type: string, example: "sha1 Kq5sNclPz7QV2+lfQIuc6R7oRu0="}}
@@ -87,9 +88,9 @@ paths:
         "460": {description: "Checksum mismatch; the chunk was discarded.", $ref: "#/components/responses/Refused"}
         "503": {description: "Too many uploads in progress; see Retry-After.", $ref: "#/components/responses/Refused"}
     delete:
-      summary: Terminate an unfinished upload
+      summary: Terminate an unfinished upload (the whole set)
       responses:
-        "204": {description: "Its bytes are removed; the token cannot start another upload."}
+        "204": {description: "Its bytes (all the set's) are removed; the token cannot start another upload."}
         "403": {description: "The upload is complete: it is a job.", $ref: "#/components/responses/Refused"}
         "404": {$ref: "#/components/responses/Refused"}
   /v1/jobs/{id}:

@@ -43,71 +43,63 @@ struct TusHandler: Sendable {
             }
             guard length > 0 else { throw TusRefusal(.badRequest, "bad_length", "an empty upload is not a video") }
             let metadata = try UploadMetadata(header: request.headers[.uploadMetadata])
-            let upload = try directory.create(id: token.id, length: length, name: metadata.fileName, metadata: metadata.raw,
-                                              expires: token.expires)
-            logger.info("upload created", metadata: ["id": "\(upload.id)", "length": "\(length)", "name": "\(upload.name)"])
+            let upload = try directory.create(token: token, limit: limit, length: length, metadata: metadata)
+            logger.info("upload created", metadata: ["id": "\(upload.id)", "part": "\(upload.part)", "of": "\(token.files)",
+                                                     "length": "\(length)", "name": "\(upload.name)"])
             var headers = Self.tusHeaders
-            headers[.location] = "/v1/uploads/\(upload.id)?token=\(request.uri.queryParameters["token"] ?? "")"
-            headers[.uploadExpires] = Self.httpDate(upload.expiresAt)
+            headers[.location] = "/v1/uploads/\(upload.id)/\(upload.part)?token=\(request.uri.queryParameters["token"] ?? "")"
+            headers[.uploadExpires] = Self.httpDate(Date(timeIntervalSince1970: TimeInterval(token.expires)))
             if hasBody(request) {
                 // creation-with-upload: the first bytes ride on the creation. Whatever happens to
                 // them, the upload exists: the client resumes with HEAD.
-                let written = (try? await receive(request, into: upload, at: 0)) ?? directory.read(upload.id) ?? upload
-                headers[.uploadOffset] = "\(written.offset)"
+                _ = try? await receive(request, into: upload, at: 0)
+                headers[.uploadOffset] = "\(directory.read(upload.id, part: upload.part)?.offset ?? 0)"
             }
             return Response(status: .created, headers: headers)
         }
     }
 
-    /// `HEAD /v1/uploads/{id}?token=`: where to resume.
-    func head(_ request: Request, id: String) -> Response {
+    /// `HEAD /v1/uploads/{id}/{part}?token=`: where to resume.
+    func head(_ request: Request, id: String, part: String) -> Response {
         answer {
             try checkVersion(request)
-            _ = try verify(request, scope: .upload, id: id)
-            let upload = try find(id)
+            let token = try verify(request, scope: .upload, id: id)
+            let upload = try find(id, part)
             var headers = Self.tusHeaders
             headers[.uploadOffset] = "\(upload.offset)"
             headers[.uploadLength] = "\(upload.length)"
-            headers[.uploadExpires] = Self.httpDate(upload.expiresAt)
+            headers[.uploadExpires] = Self.httpDate(Date(timeIntervalSince1970: TimeInterval(token.expires)))
             headers[.cacheControl] = "no-store"
             if let metadata = upload.metadata { headers[.uploadMetadata] = metadata }
             return Response(status: .ok, headers: headers)
         }
     }
 
-    /// `PATCH /v1/uploads/{id}?token=`: bytes at `Upload-Offset`.
-    func patch(_ request: Request, id: String) async -> Response {
+    /// `PATCH /v1/uploads/{id}/{part}?token=`: bytes at `Upload-Offset`.
+    func patch(_ request: Request, id: String, part: String) async -> Response {
         await answer {
             try checkVersion(request)
-            _ = try verify(request, scope: .upload, id: id)
-            let upload = try find(id)
+            let token = try verify(request, scope: .upload, id: id)
+            let upload = try find(id, part)
             guard let text = request.headers[.uploadOffset], let offset = Int64(text) else {
                 throw TusRefusal(.badRequest, "bad_offset", "Upload-Offset (an integer) is required")
             }
             let written = try await receive(request, into: upload, at: offset)
             var headers = Self.tusHeaders
-            headers[.uploadOffset] = "\(written.offset)"
-            headers[.uploadExpires] = Self.httpDate(written.expiresAt)
+            headers[.uploadOffset] = "\(written)"
+            headers[.uploadExpires] = Self.httpDate(Date(timeIntervalSince1970: TimeInterval(token.expires)))
             return Response(status: .noContent, headers: headers)
         }
     }
 
-    /// `DELETE /v1/uploads/{id}?token=` (termination): an unfinished upload's bytes are removed.
-    func delete(_ request: Request, id: String) -> Response {
+    /// `DELETE /v1/uploads/{id}/{part}?token=` (termination): the whole set's bytes are removed
+    /// (its files make one job, which can no longer be whole).
+    func delete(_ request: Request, id: String, part: String) -> Response {
         answer {
             try checkVersion(request)
             _ = try verify(request, scope: .upload, id: id)
-            let upload = try find(id)
-            guard upload.state == .receiving else {
-                throw TusRefusal(.forbidden, "completed", "the upload is complete and is a job now; it cannot be terminated")
-            }
-            guard let lock = JobLock(directory: directory.directory(id)) else {
-                throw TusRefusal(.conflict, "locked", "another request is writing this upload")
-            }
-            defer { lock.release() }
-            do { try directory.terminate(upload) } catch {
-                throw TusRefusal(.internalServerError, "storage", "cannot terminate the upload: \(error)")
-            }
+            _ = try find(id, part)
+            try directory.terminate(id)
             logger.info("upload terminated", metadata: ["id": "\(id)"])
             return Response(status: .noContent, headers: Self.tusHeaders)
         }
@@ -130,15 +122,15 @@ struct TusHandler: Sendable {
 
     // MARK: Receiving bytes
 
-    /// Streams the request's body into `upload` at `offset` and acknowledges what landed. A body
-    /// that breaks off keeps what arrived (unless it carried a checksum, which can then not be
-    /// checked); one whose checksum does not match is discarded (460).
-    private func receive(_ request: Request, into upload: PartialUpload, at offset: Int64) async throws -> PartialUpload {
+    /// Streams the request's body into `upload` at `offset` and acknowledges what landed; returns
+    /// the new offset. A body that breaks off keeps what arrived (unless it carried a checksum,
+    /// which can then not be checked); one whose checksum does not match is discarded (460).
+    private func receive(_ request: Request, into upload: PartialUpload, at offset: Int64) async throws -> Int64 {
         guard request.headers[.contentType] == "application/offset+octet-stream" else {
             throw TusRefusal(.unsupportedMediaType, "bad_content_type", "Content-Type must be application/offset+octet-stream")
         }
         let checksum = try ChecksumDigest(header: request.headers[.uploadChecksum])
-        guard upload.state == .receiving else {
+        guard !upload.isComplete else {
             throw TusRefusal(.conflict, "bad_offset", "the upload is complete (\(upload.length) bytes)")
         }
         guard metrics.enter(limit: configuration.maxUploads) else {
@@ -165,25 +157,28 @@ struct TusHandler: Sendable {
         } catch {
             // Broken off (or too slow): what arrived is kept and acknowledged, so a resume re-sends
             // nothing that was received; a body with a checksum cannot be checked and goes.
-            if checksum == nil, writer.received > 0, let kept = try? await writer.commit(interrupted: true) {
-                metrics.received(kept.offset - offset)
-                logger.info("upload request broke off; received bytes kept", metadata: ["id": "\(upload.id)", "offset": "\(kept.offset)", "error": "\(error)"])
+            let received = writer.received
+            if checksum == nil, received > 0, (try? await writer.commit(interrupted: true)) != nil {
+                metrics.received(received)
+                logger.info("upload request broke off; received bytes kept", metadata: ["id": "\(upload.id)", "part": "\(upload.part)",
+                                                                                       "offset": "\(offset + received)", "error": "\(error)"])
             }
             throw error
         }
         guard writer.checksumMatches() else {
             throw TusRefusal(Self.checksumMismatch, "checksum_mismatch", "Upload-Checksum does not match the body; its \(writer.received) bytes were discarded")
         }
-        let written: PartialUpload
-        do { written = try await writer.commit() } catch {
+        let received = writer.received
+        let enqueued: Bool
+        do { enqueued = try await writer.commit() } catch {
             throw TusRefusal(.internalServerError, "storage", "cannot store the upload: \(error)")
         }
-        metrics.received(written.offset - offset)
-        if written.state == .completed {
+        metrics.received(received)
+        if enqueued {
             metrics.completedOne()
-            logger.info("upload complete: queued as a job", metadata: ["id": "\(written.id)", "bytes": "\(written.length)"])
+            logger.info("upload complete: queued as a job", metadata: ["id": "\(upload.id)"])
         }
-        return written
+        return offset + received
     }
 
     private func hasBody(_ request: Request) -> Bool {
@@ -208,8 +203,13 @@ struct TusHandler: Sendable {
         return token
     }
 
-    private func find(_ id: String) throws(TusRefusal) -> PartialUpload {
-        guard let upload = directory.read(id), upload.state != .terminated else { throw TusRefusal(.notFound, "unknown", "no such upload") }
+    /// The upload `part` of `id`: 404 for one never made or whose set was terminated. A set whose
+    /// files are all complete but not yet enqueued (a crash came between) is enqueued first.
+    private func find(_ id: String, _ part: String) throws(TusRefusal) -> PartialUpload {
+        guard let part = Int(part), let set = directory.set(id), !set.terminated, let upload = directory.read(id, part: part) else {
+            throw TusRefusal(.notFound, "unknown", "no such upload")
+        }
+        if upload.isComplete { _ = try? directory.enqueueIfComplete(id) }
         return upload
     }
 

@@ -4,20 +4,25 @@ import Ingest
 /// Where `ingestd serve` keeps tus uploads on a single host: `<spool>/uploading/<id>/`, beside
 /// the spool's states so that a finished upload becomes a job with one `rename(2)`.
 ///
-///     uploading/<id>/state.json          the upload's record (``PartialUpload``)
-///     uploading/<id>/.lock               flock: one writer at a time, across processes
-///     uploading/<id>/job/upload/<name>   the bytes, already where the spool wants them
+///     uploading/<id>/set.json                  what the token allows (``UploadSet``)
+///     uploading/<id>/.lock                     flock: creation, completion, termination
+///     uploading/<id>/files/<part>/state.json   each tus upload (``PartialUpload``)
+///     uploading/<id>/files/<part>/.lock        flock: one writer at a time, across processes
+///     uploading/<id>/job/upload/<name>         a lone video file's bytes, or
+///     uploading/<id>/job/upload/<id>/<name>    an upload set's files (upload.json, clips, sound track)
 ///
-/// The last byte's `PATCH` renames `job/` to `work/<id>`: the spool then holds a job with the
-/// token's id and nothing else can enqueue it twice (the rename happens once; a crash before
-/// recording it is finished on the next request or start).
+/// When the last byte of the last file lands, `job/` is renamed to `work/<id>`: the spool then
+/// holds a job with the token's id, already laid out as the spool lays out its jobs, and nothing
+/// can enqueue it twice (the rename happens once; a crash before it is finished on the next
+/// request).
 struct UploadDirectory: Sendable {
     let layout: SpoolLayout
 
     var root: String { "\(layout.root)/uploading" }
     func directory(_ id: String) -> String { "\(root)/\(id)" }
     func job(_ id: String) -> String { "\(directory(id))/job" }
-    func data(_ upload: PartialUpload) -> String { "\(job(upload.id))/upload/\(upload.name)" }
+    func part(_ id: String, _ part: Int) -> String { "\(directory(id))/files/\(part)" }
+    func data(_ upload: PartialUpload) -> String { "\(job(upload.id))/\(upload.path)" }
 
     func prepare() throws {
         try layout.create()
@@ -30,79 +35,131 @@ struct UploadDirectory: Sendable {
         return SpoolLayout.State.allCases.contains { lstat(layout.job(id, in: $0), &info) == 0 }
     }
 
-    /// Makes a new, empty upload. One token, one upload: a second creation finds the directory.
-    func create(id: String, length: Int64, name: String, metadata: String?, expires: Int64) throws(TusRefusal) -> PartialUpload {
-        guard !spoolHasJob(id) else { throw TusRefusal(.conflict, "token_used", "job \(id) already exists") }
-        let directory = directory(id)
-        guard mkdir(directory, 0o755) == 0 else {
-            if errno == EEXIST { throw TusRefusal(.conflict, "token_used", "this token already started an upload; resume it with HEAD and PATCH") }
-            throw TusRefusal(.internalServerError, "storage", "cannot create \(directory): \(String(cString: strerror(errno)))")
+    func set(_ id: String) -> UploadSet? {
+        guard UploadToken.isValidID(id) else { return nil }
+        return JSONFile.read(UploadSet.self, from: "\(directory(id))/set.json")
+    }
+
+    /// The set's uploads made so far, by part.
+    func parts(_ id: String) -> [PartialUpload] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(directory(id))/files")) ?? []
+        return names.compactMap(Int.init).sorted().compactMap { read(id, part: $0) }
+    }
+
+    func read(_ id: String, part: Int) -> PartialUpload? {
+        guard UploadToken.isValidID(id) else { return nil }
+        return JSONFile.read(PartialUpload.self, from: "\(self.part(id, part))/state.json")
+    }
+
+    /// Whether the set's job has been handed to the spool: every file complete and `job/` gone.
+    func isEnqueued(_ id: String) -> Bool {
+        guard let set = set(id), !set.terminated else { return false }
+        let made = parts(id)
+        var info = stat()
+        return made.count == set.files && made.allSatisfy(\.isComplete) && lstat(job(id), &info) != 0
+    }
+
+    /// Makes the token's next upload, empty. One token, one job: every creation past the token's
+    /// `files`, after the job was enqueued or the set terminated, is refused (409); so is a set
+    /// whose declared lengths together pass the token's limit (413).
+    func create(token: UploadToken, limit: Int64, length: Int64, metadata: UploadMetadata) throws(TusRefusal) -> PartialUpload {
+        try? FileManager.default.createDirectory(atPath: directory(token.id), withIntermediateDirectories: false)
+        guard let lock = JobLock(directory: directory(token.id)) else {
+            throw TusRefusal(.conflict, "locked", "another request is creating or finishing this upload; retry")
         }
-        let upload = PartialUpload(id: id, length: length, offset: 0, name: name, metadata: metadata, expires: expires, state: .receiving)
+        defer { lock.release() }
+        let set: UploadSet
+        if let existing = self.set(token.id) {
+            set = existing
+        } else {
+            guard !spoolHasJob(token.id) else { throw TusRefusal(.conflict, "token_used", "job \(token.id) already exists") }
+            set = UploadSet(id: token.id, files: token.files, expires: token.expires)
+            do { try JSONFile.write(set, to: "\(directory(token.id))/set.json") } catch {
+                throw TusRefusal(.internalServerError, "storage", "cannot create the upload: \(error)")
+            }
+        }
+        let made = parts(token.id)
+        guard !set.terminated, made.count < set.files else {
+            throw TusRefusal(.conflict, "token_used", set.files == 1
+                ? "this token already started an upload; resume it with HEAD and PATCH"
+                : "this token's \(set.files) uploads are all created")
+        }
+        var name = metadata.fileName ?? "upload"
+        if set.files > 1 {
+            guard let given = metadata.fileName else {
+                throw TusRefusal(.badRequest, "bad_metadata", metadata.unsafeName
+                    ? "filename must be one name of 1-128 bytes: no /, no control characters, not starting with ."
+                    : "an upload set needs each file's name: Upload-Metadata filename (the name upload.json uses)")
+            }
+            guard !made.contains(where: { $0.name == given }) else { throw TusRefusal(.conflict, "token_used", "\(given) is already being uploaded") }
+            name = given
+        }
+        let total = made.reduce(length) { $0 + $1.length }
+        guard total <= limit else {
+            throw TusRefusal(.contentTooLarge, "too_large", "the upload's files would hold \(total) bytes, over its limit of \(limit) bytes")
+        }
+        let upload = PartialUpload(id: token.id, part: made.count + 1, length: length, offset: 0, name: name,
+                                   path: set.files == 1 ? "upload/\(name)" : "upload/\(token.id)/\(name)", metadata: metadata.raw)
         do {
-            try FileManager.default.createDirectory(atPath: "\(job(id))/upload", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: (data(upload) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             let fd = open(data(upload), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw IngestError.cannotWrite(path: data(upload), reason: String(cString: strerror(errno))) }
             close(fd)
-            try JSONFile.write(upload, to: "\(directory)/state.json")
-            try Durability.syncDirectory(root)
+            try FileManager.default.createDirectory(atPath: part(token.id, upload.part), withIntermediateDirectories: true)
+            try save(upload)
         } catch {
-            try? FileManager.default.removeItem(atPath: directory)
             throw TusRefusal(.internalServerError, "storage", "cannot create the upload: \(error)")
         }
         return upload
     }
 
-    /// The upload's record, with a completion a crash interrupted finished first.
-    func read(_ id: String) -> PartialUpload? {
-        guard UploadToken.isValidID(id), var upload = JSONFile.read(PartialUpload.self, from: "\(directory(id))/state.json") else { return nil }
-        if upload.state == .receiving, upload.offset == upload.length {
-            upload = (try? complete(upload)) ?? upload
-        }
-        return upload
-    }
-
     func save(_ upload: PartialUpload) throws {
-        try JSONFile.write(upload, to: "\(directory(upload.id))/state.json")
+        try JSONFile.write(upload, to: "\(part(upload.id, upload.part))/state.json")
     }
 
-    /// Hands the finished upload to the spool: `job/` becomes `work/<id>` (the spool writes its
-    /// `job.json` when it adopts it). Idempotent: a crash after the rename only leaves the record
-    /// to be marked.
+    /// Hands the set to the spool once every one of its files is complete: `job/` becomes
+    /// `work/<id>` (the spool writes its `job.json` when it adopts it). Idempotent, and safe to
+    /// call after any write: returns whether the job is (now) enqueued.
     @discardableResult
-    func complete(_ upload: PartialUpload) throws -> PartialUpload {
-        var upload = upload
+    func enqueueIfComplete(_ id: String) throws -> Bool {
+        guard let set = set(id), !set.terminated else { return false }
+        if isEnqueued(id) { return true }
+        let made = parts(id)
+        guard made.count == set.files, made.allSatisfy(\.isComplete) else { return false }
+        guard let lock = JobLock(directory: directory(id)) else { return false }  // another request is doing it
+        defer { lock.release() }
         var info = stat()
-        if lstat(job(upload.id), &info) == 0 {
-            let target = layout.job(upload.id)
-            guard rename(job(upload.id), target) == 0 else {
-                throw IngestError.cannotWrite(path: target, reason: String(cString: strerror(errno)))
-            }
-            try Durability.syncDirectory(layout.directory(.work))
-            try Durability.syncDirectory(directory(upload.id))
+        guard lstat(job(id), &info) == 0 else { return true }
+        let target = layout.job(id)
+        guard rename(job(id), target) == 0 else { throw IngestError.cannotWrite(path: target, reason: String(cString: strerror(errno))) }
+        try Durability.syncDirectory(layout.directory(.work))
+        try Durability.syncDirectory(directory(id))
+        return true
+    }
+
+    /// `DELETE`: the set's bytes go, its record stays (the token cannot start another upload).
+    func terminate(_ id: String) throws(TusRefusal) {
+        guard let lock = JobLock(directory: directory(id)) else { throw TusRefusal(.conflict, "locked", "another request is finishing this upload") }
+        defer { lock.release() }
+        guard var set = set(id), !set.terminated else { throw TusRefusal(.notFound, "unknown", "no such upload") }
+        guard !isEnqueued(id) else { throw TusRefusal(.forbidden, "completed", "the upload is complete and is a job now; it cannot be terminated") }
+        set.terminated = true
+        do { try JSONFile.write(set, to: "\(directory(id))/set.json") } catch {
+            throw TusRefusal(.internalServerError, "storage", "cannot terminate the upload: \(error)")
         }
-        upload.state = .completed
-        try save(upload)
-        return upload
+        try? FileManager.default.removeItem(atPath: job(id))
     }
 
-    /// `DELETE`: the bytes go, the record stays (the token cannot start another upload).
-    func terminate(_ upload: PartialUpload) throws {
-        var upload = upload
-        upload.state = .terminated
-        try save(upload)
-        try? FileManager.default.removeItem(atPath: job(upload.id))
-    }
-
-    /// Removes every upload (unfinished, or a finished one's record) whose token has expired,
-    /// skipping any a request is writing; returns the ids of unfinished ones removed.
+    /// Removes every set whose token has expired, skipping any a request is working on; returns
+    /// the ids of those that had not become jobs.
     func sweep(now: Date = Date()) -> [String] {
         var expired: [String] = []
         for id in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where UploadToken.isValidID(id) {
-            guard let upload = read(id), upload.expiresAt <= now, let lock = JobLock(directory: directory(id)) else { continue }
+            guard let set = set(id), set.expiresAt <= now, let lock = JobLock(directory: directory(id)) else { continue }
+            let unfinished = !set.terminated && !isEnqueued(id)
             try? FileManager.default.removeItem(atPath: directory(id))
             lock.release()
-            if upload.state == .receiving { expired.append(id) }
+            if unfinished { expired.append(id) }
         }
         return expired
     }

@@ -16,19 +16,22 @@ public struct UploadLink: Sendable, Codable, Equatable {
     /// job waits and runs.
     public static let statusLifetime: TimeInterval = 7 * 24 * 3600
 
-    /// Signs the links for job `id` on `server` (`https://uploads.example.com`, no trailing path).
-    public init(id: String, server: String, secret: [UInt8], maxBytes: Int64 = Preset.builtIn.limits.maxBytes,
+    /// Signs the links for job `id` on `server` (`https://uploads.example.com`, no trailing path):
+    /// one video file, or with `files` > 1 an upload set (`upload.json`, its clips and sound track,
+    /// each a tus upload to the same URL; the job starts when all are complete).
+    public init(id: String, server: String, secret: [UInt8], maxBytes: Int64 = Preset.builtIn.limits.maxBytes, files: Int = 1,
                 expiresIn: TimeInterval = 24 * 3600, now: Date = Date()) throws(UploadLinkError) {
         guard UploadToken.isValidID(id) else { throw .badID(id) }
         guard (1...Preset.builtIn.limits.maxBytes).contains(maxBytes) else { throw .badLimit(maxBytes) }
+        guard (1...UploadToken.maxFiles).contains(files) else { throw .badFiles(files) }
         guard expiresIn > 0, expiresIn <= 7 * 24 * 3600 else { throw .badExpiry(expiresIn) }
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
         guard let url = URL(string: base), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
               url.query == nil else { throw .badServer(server) }
         let expires = Int64(now.timeIntervalSince1970 + expiresIn)
-        let upload = UploadToken(scope: .upload, id: id, maxBytes: maxBytes, expires: expires).encoded(secret: secret)
-        let status = UploadToken(scope: .status, id: id, maxBytes: maxBytes, expires: expires + Int64(Self.statusLifetime))
+        let upload = UploadToken(scope: .upload, id: id, maxBytes: maxBytes, files: files, expires: expires).encoded(secret: secret)
+        let status = UploadToken(scope: .status, id: id, maxBytes: maxBytes, files: files, expires: expires + Int64(Self.statusLifetime))
             .encoded(secret: secret)
         uploadURL = "\(base)/v1/uploads?token=\(upload)"
         statusURL = "\(base)/v1/jobs/\(id)?token=\(status)"
@@ -37,11 +40,12 @@ public struct UploadLink: Sendable, Codable, Equatable {
 }
 
 public enum UploadLinkError: Error, CustomStringConvertible {
-    case badID(String), badLimit(Int64), badExpiry(TimeInterval), badServer(String)
+    case badID(String), badLimit(Int64), badFiles(Int), badExpiry(TimeInterval), badServer(String)
     public var description: String {
         switch self {
         case .badID(let id): "--id \(id): 1 to 64 of A-Z a-z 0-9 _ -, not starting with -"
         case .badLimit(let n): "--max-bytes \(n): 1 to \(Preset.builtIn.limits.maxBytes) (the upload limit)"
+        case .badFiles(let n): "--files \(n): 1 (a video file), or 2 to \(UploadToken.maxFiles) (upload.json and the clips and sound track it names)"
         case .badExpiry(let s): "--expires \(Int(s)) s: more than 0 and at most 7 days"
         case .badServer(let s): "--server \(s): an http(s) URL with a host and no query, such as https://uploads.example.com"
         }

@@ -4,7 +4,10 @@ import Foundation
 /// original's name in the spool, when it is a safe single name); the header is kept for `HEAD`.
 struct UploadMetadata {
     var raw: String?
-    var fileName = "upload"
+    /// `filename`, when given and safe.
+    var fileName: String?
+    /// `filename` was given but is not a safe single name.
+    var unsafeName = false
 
     init(header: String?) throws(TusRefusal) {
         guard let header, !header.isEmpty else { return }
@@ -22,8 +25,12 @@ struct UploadMetadata {
                 }
                 value = decoded
             }
-            if parts[0] == "filename", let value, let name = String(data: value, encoding: .utf8), Self.isSafeName(name) {
-                fileName = name
+            if parts[0] == "filename" {
+                if let value, let name = String(data: value, encoding: .utf8), Self.isSafeName(name) {
+                    fileName = name
+                } else {
+                    unsafeName = true
+                }
             }
         }
     }

@@ -53,9 +53,15 @@ public enum UploadServer {
         let router = Router()
         router.on("/v1/uploads", method: .options) { _, _ in tus.options() }
         router.post("/v1/uploads") { request, _ in await tus.create(request) }
-        router.head("/v1/uploads/:id") { request, context in tus.head(request, id: context.parameters.get("id") ?? "") }
-        router.patch("/v1/uploads/:id") { request, context in await tus.patch(request, id: context.parameters.get("id") ?? "") }
-        router.delete("/v1/uploads/:id") { request, context in tus.delete(request, id: context.parameters.get("id") ?? "") }
+        router.head("/v1/uploads/:id/:part") { request, context in
+            tus.head(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
+        }
+        router.patch("/v1/uploads/:id/:part") { request, context in
+            await tus.patch(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
+        }
+        router.delete("/v1/uploads/:id/:part") { request, context in
+            tus.delete(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
+        }
         router.get("/v1/jobs/:id") { request, context in tus.status(request, id: context.parameters.get("id") ?? "") }
         router.get("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))

@@ -1,11 +1,13 @@
 import Crypto
 import Foundation
 
-/// What the app's backend hands a phone: permission to upload one video as job `id`, at most
-/// `maxBytes`, until `expires` (scope `upload`), or to read that job's status (scope `status`).
+/// What the app's backend hands a phone: permission to upload job `id` as `files` files (one
+/// video, or clips + sound track + `upload.json`), at most `maxBytes` in all, until `expires`
+/// (scope `upload`), or to read that job's status (scope `status`).
 ///
-/// Written `v1.<scope>.<id>.<maxBytes>.<expires>.<mac>`: the MAC is HMAC-SHA256 under the upload
-/// secret over everything before it, base64url without padding, so the token travels in a URL as is.
+/// Written `v1.<scope>.<id>.<maxBytes>.<files>.<expires>.<mac>`: the MAC is HMAC-SHA256 under the
+/// upload secret over everything before it, base64url without padding, so the token travels in a
+/// URL as is.
 public struct UploadToken: Sendable, Equatable {
     public enum Scope: String, Sendable { case upload, status }
 
@@ -13,15 +15,21 @@ public struct UploadToken: Sendable, Equatable {
     /// The job's id: 1 to 64 of `A–Z a–z 0–9 _ -`, not starting with `-`.
     public var id: String
     public var maxBytes: Int64
+    /// How many tus uploads make the job: 1 for a video file; more for an upload directory.
+    public var files: Int
     /// Seconds since 1970.
     public var expires: Int64
 
-    public init(scope: Scope, id: String, maxBytes: Int64, expires: Int64) {
+    public init(scope: Scope, id: String, maxBytes: Int64, files: Int = 1, expires: Int64) {
         self.scope = scope
         self.id = id
         self.maxBytes = maxBytes
+        self.files = files
         self.expires = expires
     }
+
+    /// Most files one upload set may have: the clips the preset allows, a sound track, `upload.json`.
+    public static let maxFiles = 22
 
     /// Whether `id` can name a job (and so a directory and an object key) as it is.
     public static func isValidID(_ id: String) -> Bool {
@@ -29,7 +37,7 @@ public struct UploadToken: Sendable, Equatable {
             && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x5F || $0 == 0x2D }
     }
 
-    private var signed: String { "v1.\(scope.rawValue).\(id).\(maxBytes).\(expires)" }
+    private var signed: String { "v1.\(scope.rawValue).\(id).\(maxBytes).\(files).\(expires)" }
 
     /// The token as it goes into a URL.
     public func encoded(secret: [UInt8]) -> String {
@@ -56,16 +64,17 @@ public struct UploadToken: Sendable, Equatable {
     public init(verifying text: String?, secret: [UInt8], scope: Scope, now: Date = Date()) throws(Refusal) {
         guard let text, !text.isEmpty else { throw .missing }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 6, parts[0] == "v1", let parsedScope = Scope(rawValue: String(parts[1])),
+        guard parts.count == 7, parts[0] == "v1", let parsedScope = Scope(rawValue: String(parts[1])),
               Self.isValidID(String(parts[2])), let maxBytes = Int64(parts[3]), maxBytes > 0,
-              let expires = Int64(parts[4]), let mac = Self.data(base64URL: String(parts[5])) else { throw .malformed }
-        let signed = parts[0..<5].joined(separator: ".")
+              let files = Int(parts[4]), (1...Self.maxFiles).contains(files),
+              let expires = Int64(parts[5]), let mac = Self.data(base64URL: String(parts[6])) else { throw .malformed }
+        let signed = parts[0..<6].joined(separator: ".")
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(signed.utf8), using: SymmetricKey(data: secret)) else {
             throw .forged
         }
         guard Int64(now.timeIntervalSince1970) < expires else { throw .expired }
         guard parsedScope == scope else { throw .wrongScope }
-        self.init(scope: parsedScope, id: String(parts[2]), maxBytes: maxBytes, expires: expires)
+        self.init(scope: parsedScope, id: String(parts[2]), maxBytes: maxBytes, files: files, expires: expires)
     }
 
     static func base64URL(_ data: Data) -> String {

@@ -19,11 +19,11 @@ final class UploadWriter: @unchecked Sendable {
     /// Takes the upload's lock (409 when another request holds it) and cuts the data file back
     /// to the acknowledged offset (a killed server may have left unacknowledged bytes).
     init(_ upload: PartialUpload, in directory: UploadDirectory, checksum: ChecksumDigest?) throws(TusRefusal) {
-        guard let lock = JobLock(directory: directory.directory(upload.id)) else {
+        guard let lock = JobLock(directory: directory.part(upload.id, upload.part)) else {
             throw TusRefusal(.conflict, "locked", "another request is writing this upload; retry after it ends")
         }
         // Re-read under the lock: the offset may have moved while we waited for it.
-        guard let current = directory.read(upload.id) else { throw TusRefusal(.notFound, "unknown", "no such upload") }
+        guard let current = directory.read(upload.id, part: upload.part) else { throw TusRefusal(.notFound, "unknown", "no such upload") }
         let fd = open(directory.data(current), O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0, ftruncate(fd, off_t(current.offset)) == 0 else {
             if fd >= 0 { close(fd) }
@@ -80,9 +80,10 @@ final class UploadWriter: @unchecked Sendable {
     /// Whether the body matched the client's `Upload-Checksum` (true when it sent none).
     func checksumMatches() -> Bool { digest?.matches() ?? true }
 
-    /// Makes what was received durable and acknowledges it: fsync, then the new offset recorded.
-    /// `interrupted`: the body ended early (the next `PATCH` at this offset is a resume).
-    func commit(interrupted: Bool = false) async throws -> PartialUpload {
+    /// Makes what was received durable and acknowledges it: fsync, then the new offset recorded;
+    /// the set becomes a job if this was the last of its bytes. `interrupted`: the body ended
+    /// early (the next `PATCH` at this offset is a resume). Returns whether the job is enqueued.
+    func commit(interrupted: Bool = false) async throws -> Bool {
         try await flush()
         let fd = fd
         try await NIOThreadPool.singleton.runIfActive {
@@ -91,11 +92,10 @@ final class UploadWriter: @unchecked Sendable {
         upload.offset = written
         upload.interrupted = interrupted
         let directory = directory, snapshot = upload
-        try await NIOThreadPool.singleton.runIfActive { try directory.save(snapshot) }
-        if upload.offset == upload.length {
-            upload = try await NIOThreadPool.singleton.runIfActive { try directory.complete(snapshot) }
+        return try await NIOThreadPool.singleton.runIfActive {
+            try directory.save(snapshot)
+            return snapshot.isComplete ? try directory.enqueueIfComplete(snapshot.id) : false
         }
-        return upload
     }
 }
 

@@ -12,7 +12,9 @@ struct UploadURLCommand: ParsableCommand {
         Prints the tus creation URL a stock tus client (TUSKit, tus-android-client, tus-js-client, \
         tuspy) uploads to, and the URL of the job's status. The token in each is an HMAC (the \
         upload secret) over the job's id, the most bytes allowed and the expiry: `ingestd serve` \
-        refuses any other, an expired or a reused one. The job gets ID as its id. The status URL \
+        refuses any other, an expired or a reused one. The job gets ID as its id. With --files N \
+        the upload is a directory (upload.json, its clips and sound track): N tus uploads to the \
+        same URL, each named by its tus filename; the job starts when all N are complete. The status URL \
         stays valid 7 days past the upload's expiry. Nothing is sent anywhere: the backend can \
         call this (or UploadLink in Swift) for every upload it allows.
 
@@ -33,6 +35,9 @@ struct UploadURLCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Most bytes this upload may have (default and ceiling: the preset's limit, 50 MB).", valueName: "bytes"))
     var maxBytes: Int64 = Preset.builtIn.limits.maxBytes
 
+    @Option(help: ArgumentHelp("Files in the upload: 1 for a video file; for clips + sound track, upload.json and each file it names (all to the same upload URL, each with its tus filename).", valueName: "n"))
+    var files = 1
+
     @Option(help: ArgumentHelp("How long the upload URL stays valid: 90s, 30m, 1h, 2d (at most 7d).", valueName: "duration"))
     var expires: String = "24h"
 
@@ -45,7 +50,7 @@ struct UploadURLCommand: ParsableCommand {
         }
         let secret = try Report.catching { try SecretFile(uploadSecretFile, prefix: "upsec_", purpose: "upload secret") }
         let link: UploadLink
-        do { link = try UploadLink(id: id, server: server, secret: secret.key, maxBytes: maxBytes, expiresIn: seconds) } catch {
+        do { link = try UploadLink(id: id, server: server, secret: secret.key, maxBytes: maxBytes, files: files, expiresIn: seconds) } catch {
             throw ValidationError(error.description)
         }
         if json {

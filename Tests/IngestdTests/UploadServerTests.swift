@@ -5,7 +5,7 @@ import Uploads
 
 /// `ingestd serve` (issue #31) with real clients: tuspy, curl and raw sockets, and the spool
 /// daemon taking what was uploaded.
-@Suite(.enabled(if: UploadServerProcess.tuspyAvailable, "tuspy is not installed (make test-deps-python)"))
+@Suite(.offTheSharedPool, .enabled(if: UploadServerProcess.tuspyAvailable, "tuspy is not installed (make test-deps-python)"))
 struct UploadServerTests {
     struct Answer {
         var status: Int
@@ -172,7 +172,7 @@ struct UploadServerTests {
         // Another upload's token, and termination.
         let other = try server.link("someone-else")
         let otherToken = String(other.upload.split(separator: "=").last!)
-        #expect(try Self.request("HEAD", "\(server.url)/v1/uploads/refusals?token=\(otherToken)", Self.tus).status == 401)
+        #expect(try Self.request("HEAD", "\(server.url)/v1/uploads/refusals/1?token=\(otherToken)", Self.tus).status == 401)
         #expect(try Self.request("DELETE", upload, Self.tus).status == 204)
         #expect(try Self.request("HEAD", upload, Self.tus).status == 404)
         #expect(!FileManager.default.fileExists(atPath: "\(uploads)/refusals/job"), "the bytes are gone")
@@ -256,7 +256,8 @@ struct UploadServerTests {
         #expect(Daemon.entries("\(server.spool)/work") == ["writers"] && Daemon.entries("\(server.spool)/work/writers/upload") == ["upload"])
     }
 
-    /// Slowloris: 100 connections trickling a body one byte a second without a token, and one
+    /// Slowloris: 100 connections trickling a body one byte a second (without a token, or to no
+    /// route), and one
     /// with a valid upload, while a phone uploads: the phone's upload completes, the refused ones
     /// are closed at once and the valid one when it falls under the minimum rate (its bytes kept).
     @Test func tricklingConnectionsDoNotStopOthers() throws {
@@ -273,7 +274,8 @@ struct UploadServerTests {
             try process.run()
             return (process, out)
         }
-        let (trickle, out) = try trickling("/v1/uploads/x?token=none", 100)
+        let (trickle, out) = try trickling("/v1/uploads/x/1?token=none", 50)
+        let (lost, lostOut) = try trickling("/v1/no-such-route", 50)
         let (valid, validOut) = try trickling(location, 1)
         usleep(1_000_000)
         let link = try server.link("phone")
@@ -284,12 +286,60 @@ struct UploadServerTests {
         #expect(FileManager.default.fileExists(atPath: "\(server.spool)/work/phone"))
         trickle.waitUntilExit()
         let result = try #require(try JSONSerialization.jsonObject(with: out.fileHandleForReading.readDataToEndOfFile()) as? [String: Int])
-        #expect(result["closed"] == 100, "every refused trickling connection was closed by the server: \(result)")
+        #expect(result["closed"] == 50, "every refused trickling connection was closed by the server: \(result)")
+        lost.waitUntilExit()
+        let unrouted = try #require(try JSONSerialization.jsonObject(with: lostOut.fileHandleForReading.readDataToEndOfFile()) as? [String: Int])
+        #expect(unrouted["closed"] == 50, "and those the router answers 404: \(unrouted)")
         valid.waitUntilExit()
         let slow = try #require(try JSONSerialization.jsonObject(with: validOut.fileHandleForReading.readDataToEndOfFile()) as? [String: Int])
         #expect(slow["closed"] == 1, "the upload trickling under the minimum rate was ended: \(slow)")
         let kept = try Self.request("HEAD", server.url + location, Self.tus).headers["upload-offset"].flatMap { Int($0) } ?? 0
         #expect(kept > 0 && kept < 20, "the bytes it did send are kept: \(kept)")
         #expect(try Self.request("GET", "\(server.url)/metrics").body.contains("reason=\"too_slow\""))
+    }
+
+    /// Clips, a sound track and `upload.json` as one upload set (`upload-url --files 5`): five tus
+    /// uploads to one URL, each named by its tus filename; nothing is a job until the last byte of
+    /// the last file, then exactly one job whose upload directory the spool daemon joins and
+    /// publishes. A sixth file, a nameless one, and a set past its byte limit are refused.
+    @Test func anUploadSetBecomesOneJobWhenItsLastFileLands() throws {
+        let base = Paths.scratch("serve-set")
+        let server = try UploadServerProcess(base: base)
+        let source = Paths.sample("upload")
+        let names = ["upload.json", "clip1.mp4", "clip2.mp4", "clip3.webm", "music.ogg"]
+        let link = try server.link("set-1", extra: ["--files", "5", "--max-bytes", "100000"])
+        func metadata(_ name: String) -> String { "filename \(Data(name.utf8).base64EncodedString())" }
+        #expect(try Self.create(link.upload, length: 10).status == 400, "a file of a set needs its name")
+        #expect(try Self.create(link.upload, length: 100_001, ["Upload-Metadata": metadata("big.mp4")]).status == 413)
+
+        var locations: [String] = []
+        for name in names {
+            let created = try Self.create(link.upload, length: Checks.size("\(source)/\(name)"), ["Upload-Metadata": metadata(name)])
+            #expect(created.status == 201, "\(name): \(created.status) \(created.body)")
+            locations.append(server.url + (created.headers["location"] ?? ""))
+        }
+        #expect(try Self.create(link.upload, length: 10, ["Upload-Metadata": metadata("extra.mp4")]).status == 409, "five files, no sixth")
+        for (name, location) in zip(names, locations).dropLast() {
+            #expect(try Self.patch(location, offset: 0, file: "\(source)/\(name)").status == 204)
+        }
+        #expect(Daemon.entries("\(server.spool)/work").isEmpty, "not a job while a file is missing")
+        let waiting = try Self.request("GET", link.status).body
+        #expect(waiting.contains("\"state\":\"uploading\"") && !waiting.contains("\"progress\":100"), "\(waiting)")
+        let last = try Self.patch(locations.last!, offset: 0, file: "\(source)/music.ogg")
+        #expect(last.status == 204)
+        #expect(Daemon.entries("\(server.spool)/work") == ["set-1"] && Daemon.entries("\(server.spool)/work/set-1/upload") == ["set-1"])
+        for name in names {
+            #expect(try Self.sha256("\(server.spool)/work/set-1/upload/set-1/\(name)") == (try Self.sha256("\(source)/\(name)")), "\(name)")
+        }
+        #expect(try Self.patch(locations.last!, offset: 0, file: "\(source)/music.ogg").status == 409, "a retried last PATCH changes nothing")
+
+        let watch = try WorkerProcess(["watch", "--spool", server.spool, "--cdn", server.cdn], log: "\(base)/watch.log")
+        try Daemon.wait(timeout: 180, "the upload set to be published") {
+            FileManager.default.fileExists(atPath: "\(server.spool)/archive/set-1")
+        }
+        _ = watch
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(server.cdn)/set-1/manifest.json"))) as? [String: Any])
+        #expect((manifest["sources"] as? [Any])?.count == 3 && manifest["music"] != nil, "three clips joined under the song")
+        #expect(try Self.request("GET", link.status).body.contains("\"state\":\"completed\""))
     }
 }

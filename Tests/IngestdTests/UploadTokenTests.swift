@@ -11,12 +11,14 @@ struct UploadTokenTests {
     @Test func aLinkCarriesTokensThatVerifyOnlyForTheirScopeAndUntilTheirExpiry() throws {
         let link = try UploadLink(id: "abc_123-x", server: "https://up.example.com/", secret: secret, maxBytes: 10_000_000,
                                   expiresIn: 3600, now: now)
-        #expect(link.uploadURL.hasPrefix("https://up.example.com/v1/uploads?token=v1.upload.abc_123-x.10000000.1800003600."))
+        #expect(link.uploadURL.hasPrefix("https://up.example.com/v1/uploads?token=v1.upload.abc_123-x.10000000.1.1800003600."))
         #expect(link.statusURL.hasPrefix("https://up.example.com/v1/jobs/abc_123-x?token=v1.status.abc_123-x."))
         #expect(link.expiresAt == now.addingTimeInterval(3600))
         let upload = String(link.uploadURL.split(separator: "=").last!)
         let token = try UploadToken(verifying: upload, secret: secret, scope: .upload, now: now)
-        #expect(token == UploadToken(scope: .upload, id: "abc_123-x", maxBytes: 10_000_000, expires: 1_800_003_600))
+        #expect(token == UploadToken(scope: .upload, id: "abc_123-x", maxBytes: 10_000_000, files: 1, expires: 1_800_003_600))
+        let set = try UploadLink(id: "s", server: "https://a", secret: secret, files: 5, now: now)
+        #expect(try UploadToken(verifying: String(set.uploadURL.split(separator: "=").last!), secret: secret, scope: .upload, now: now).files == 5)
         #expect(throws: UploadToken.Refusal.expired) { try UploadToken(verifying: upload, secret: secret, scope: .upload, now: now.addingTimeInterval(3600)) }
         #expect(throws: UploadToken.Refusal.wrongScope) { try UploadToken(verifying: upload, secret: secret, scope: .status, now: now) }
         #expect(throws: UploadToken.Refusal.forged) { try UploadToken(verifying: upload, secret: Array(secret.reversed()), scope: .upload, now: now) }
@@ -33,7 +35,7 @@ struct UploadTokenTests {
             changed.replaceSubrange(index...index, with: String(replacement))
             #expect(throws: UploadToken.Refusal.self) { try UploadToken(verifying: changed, secret: secret, scope: .upload, now: now) }
         }
-        for bad in [nil, "", "v1.upload.job.1000.1900000000", "v2" + token.dropFirst(2), token + ".x", "v1.upload.../etc.1000.1900000000.\(token.split(separator: ".").last!)"] {
+        for bad in [nil, "", "v1.upload.job.1000.1.1900000000", "v1.upload.job.1000.0.1900000000.\(token.split(separator: ".").last!)", "v2" + token.dropFirst(2), token + ".x", "v1.upload.../etc.1000.1900000000.\(token.split(separator: ".").last!)"] {
             #expect(throws: UploadToken.Refusal.self) { try UploadToken(verifying: bad, secret: secret, scope: .upload, now: now) }
         }
     }
@@ -44,6 +46,7 @@ struct UploadTokenTests {
         #expect(throws: UploadLinkError.self) { try UploadLink(id: String(repeating: "a", count: 65), server: "https://a", secret: secret) }
         #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "https://a", secret: secret, maxBytes: 60_000_000) }
         #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "ftp://a", secret: secret) }
+        #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "https://a", secret: secret, files: 23) }
         #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "https://a?x=1", secret: secret) }
         #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "https://a", secret: secret, expiresIn: 8 * 86_400) }
     }
@@ -80,7 +83,7 @@ struct UploadTokenTests {
         #expect(served.status == 0 && served.stdout == checkedIn, "docs/openapi.yaml and OpenAPIDocument.swift differ")
         let paths = try Tool.run("python3", ["-c", "import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); print(' '.join(sorted(d['paths'])), d['openapi'])",
                                              "\(Paths.root)/docs/openapi.yaml"])
-        #expect(paths.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "/healthz /metrics /openapi.yaml /v1/jobs/{id} /v1/uploads /v1/uploads/{id} 3.1.0",
+        #expect(paths.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "/healthz /metrics /openapi.yaml /v1/jobs/{id} /v1/uploads /v1/uploads/{id}/{part} 3.1.0",
                 "\(paths.stdout) \(paths.stderr)")
     }
 }
