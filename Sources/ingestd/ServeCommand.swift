@@ -33,8 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The spool `ingestd watch` runs on (must exist).", valueName: "dir"))
     var spool: String
 
-    @Option(help: ArgumentHelp("The upload secret (one line upsec_<base64>, mode 600).", valueName: "file"))
-    var uploadSecretFile: String
+    @OptionGroup var secret: UploadSecretOption
 
     @Option(help: ArgumentHelp("The CDN directory the spool publishes to (statuses name the poster it holds).", valueName: "dir"))
     var cdn: String?
@@ -66,13 +65,13 @@ struct ServeCommand: AsyncParsableCommand {
         try WorkerOptions.requireRoot("--spool", root)
         if let cdn { try WorkerOptions.requireRoot("--cdn", cdn) }
         let (host, port) = try WorkerOptions.address(http)
-        let secret = try Report.catching { try SecretFile(uploadSecretFile, prefix: "upsec_", purpose: "upload secret") }
+        let key = try secret.key()
         let logger = Log.make(label: "ingestd.serve", format: logFormat, defaultLevel: .info)
         var publicBase = publicURL
         while publicBase?.hasSuffix("/") == true { publicBase?.removeLast() }
         let configuration = UploadServer.Configuration(
             host: host, port: port, spool: root, cdn: cdn.map { URL(fileURLWithPath: $0).standardizedFileURL.path }, publicURL: publicBase,
-            secret: secret.key, maxBytes: Preset.builtIn.limits.maxBytes, maxUploads: maxUploads,
+            secret: key, maxBytes: Preset.builtIn.limits.maxBytes, maxUploads: maxUploads,
             readTimeout: .milliseconds(Int64(readTimeout * 1000)), minBytesPerSecond: minRate)
         let server = try Report.catching { try UploadServer.make(configuration, metrics: UploadMetrics(), logger: logger) }
         logger.info("serving uploads", metadata: ["http": "\(http)", "spool": "\(root)"])

@@ -29,8 +29,7 @@ struct UploadURLCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The public URL of `ingestd serve` as phones reach it.", valueName: "url"))
     var server: String
 
-    @Option(help: ArgumentHelp("The upload secret (one line upsec_<base64>, mode 600), the file `serve` reads.", valueName: "file"))
-    var uploadSecretFile: String
+    @OptionGroup var secret: UploadSecretOption
 
     @Option(help: ArgumentHelp("Most bytes this upload may have (default and ceiling: the preset's limit, 50 MB).", valueName: "bytes"))
     var maxBytes: Int64 = Preset.builtIn.limits.maxBytes
@@ -48,9 +47,9 @@ struct UploadURLCommand: ParsableCommand {
         guard let seconds = Self.seconds(expires) else {
             throw ValidationError("--expires \(expires): a number with s, m, h or d (such as 30m or 24h)")
         }
-        let secret = try Report.catching { try SecretFile(uploadSecretFile, prefix: "upsec_", purpose: "upload secret") }
+        let key = try secret.key()
         let link: UploadLink
-        do { link = try UploadLink(id: id, server: server, secret: secret.key, maxBytes: maxBytes, files: files, expiresIn: seconds) } catch {
+        do { link = try UploadLink(id: id, server: server, secret: key, maxBytes: maxBytes, files: files, expiresIn: seconds) } catch {
             throw ValidationError(error.description)
         }
         if json {
