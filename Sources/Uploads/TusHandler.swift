@@ -166,7 +166,7 @@ struct TusHandler: Sendable {
             throw error
         }
         guard writer.checksumMatches() else {
-            throw TusRefusal(Self.checksumMismatch, "checksum_mismatch", "Upload-Checksum does not match the body; its \(writer.received) bytes were discarded")
+            throw TusRefusal(TusRefusal.checksumMismatch, "checksum_mismatch", "Upload-Checksum does not match the body; its \(writer.received) bytes were discarded")
         }
         let received = writer.received
         let enqueued: Bool
@@ -236,7 +236,6 @@ struct TusHandler: Sendable {
     }
 
     static var tusHeaders: HTTPFields { [.tusResumable: "1.0.0"] }
-    static let checksumMismatch = TusRefusal.checksumMismatch
 
     static func httpDate(_ date: Date) -> String {
         let formatter = DateFormatter()
