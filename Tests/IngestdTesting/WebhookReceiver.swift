@@ -3,7 +3,7 @@ import Foundation
 /// A real HTTP receiver on loopback (`webhook_receiver.py`): verifies Standard Webhooks
 /// signatures with Python's own hmac, independently of ingestd, and logs every request.
 public final class WebhookReceiver {
-    public enum Mode: String { case accept, refuseFirst = "--refuse-first", hang = "--hang", stallBody = "--stall-body" }
+    public enum Mode: String { case accept, refuseFirst = "--refuse-first", hang = "--hang", stallBody = "--stall-body", slow = "--slow" }
 
     public struct Delivery {
         public var id: String

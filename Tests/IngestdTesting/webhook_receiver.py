@@ -18,6 +18,7 @@ parser.add_argument("--log", required=True)
 parser.add_argument("--refuse-first", action="store_true")
 parser.add_argument("--hang", action="store_true")
 parser.add_argument("--stall-body", action="store_true")
+parser.add_argument("--slow", action="store_true", help="answer each request after 0.3 s")
 args = parser.parse_args()
 key = base64.b64decode(args.secret[len("whsec_"):])
 seen = set()
@@ -59,6 +60,8 @@ class Handler(BaseHTTPRequestHandler):
             log.write(json.dumps(record) + "\n")
         if args.hang:
             time.sleep(3600)
+        if args.slow:
+            time.sleep(0.3)
         if args.stall_body:
             self.send_response(200)
             self.send_header("content-length", "100")

@@ -1,3 +1,4 @@
+import Ingest
 import IngestdTesting
 import Foundation
 import Testing
@@ -5,7 +6,7 @@ import Testing
 /// Signed webhooks from `ingestd watch --webhook`, checked by a real HTTP receiver that
 /// verifies every signature on its own: at least once across kill -9, wrong secrets detected,
 /// a hanging receiver never holding up a job.
-@Suite(.serialized) struct WebhookTests {
+@Suite(.serialized, .offTheSharedPool) struct WebhookTests {
     struct Setup {
         var spool: String
         var cdn: String
@@ -165,5 +166,37 @@ import Testing
         result = try Tool.run(Paths.binary, ["watch", "--spool", setup.spool, "--cdn", setup.cdn, "--webhook", "http://127.0.0.1:9/x"])
         #expect(result.status == 64 && result.stderr.contains("--webhook-secret-file"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: "\(setup.spool)/outbox"), "nothing started")
+    }
+
+    /// Two daemons on one spool share its outbox: each event is sent by one of them, once (a
+    /// sender reserves an event by renaming it before it sends). Before the reservation both
+    /// senders sent most of the 30 events. A reservation left by a killed sender goes back.
+    @Test func twoDaemonsSharingAnOutboxSendEachEventOnce() throws {
+        let setup = try setUp("shared-outbox")
+        let receiver = try WebhookReceiver(secret: setup.secret, mode: .slow, directory: "\(setup.base)/receiver")
+        let outbox = Outbox(root: "\(setup.spool)/outbox")
+        try outbox.create()
+        let ids = (0..<30).map { "msg_shared_\($0)" }
+        for id in ids {
+            try outbox.record(OutboxEvent(id: id, type: "upload.published", createdAt: Date(), body: #"{"type":"upload.published","data":{}}"#,
+                                          attempts: 0, nextAttemptAt: Date(), lastError: nil))
+        }
+        // A reservation whose sender was killed (no such process): sent again, once.
+        let orphan = "msg_shared_orphan"
+        try outbox.record(OutboxEvent(id: orphan, type: "upload.published", createdAt: Date(), body: #"{"type":"upload.published","data":{}}"#,
+                                      attempts: 0, nextAttemptAt: Date(), lastError: nil))
+        #expect(rename("\(setup.spool)/outbox/pending/\(orphan).json", "\(setup.spool)/outbox/pending/.\(orphan).json.sending-999999") == 0)
+        let arguments = ["--webhook", receiver.url, "--webhook-secret-file", setup.secretFile]
+        let first = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
+        let second = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
+        try Daemon.wait(timeout: 120, "the events delivered") { Set(receiver.deliveries.map(\.id)).isSuperset(of: ids) }
+        usleep(1_000_000)
+        let sent = receiver.deliveries.map(\.id)
+        let repeated = Dictionary(grouping: sent, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
+        #expect(repeated.isEmpty, "sent more than once: \(repeated)")
+        try Daemon.wait(timeout: 60, "the orphaned reservation sent") { receiver.deliveries.contains { $0.id == orphan } }
+        #expect(receiver.deliveries.filter { $0.id == orphan }.count == 1)
+        try Daemon.wait(timeout: 30, "the outbox settled") { outbox.count(.delivered) == ids.count + 1 && outbox.count(.pending) == 0 }
+        _ = (first, second)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Transcode
 
 /// Where a webhook sender finds events and records its attempts: the spool's ``Outbox``
 /// directory, or the fleet's table beside the job queue.
@@ -18,8 +19,7 @@ public protocol OutboxStore: Sendable {
 
 extension Outbox: OutboxStore {
     public func due(limit: Int, excluding: Set<String>, reserve: Duration) async throws -> [OutboxEvent] {
-        let now = Date()
-        return Array(pending().filter { $0.nextAttemptAt <= now && !excluding.contains($0.id) }.prefix(limit))
+        self.reserve(limit: limit, excluding: excluding, stale: reserve.seconds)
     }
 
     public func retry(_ event: OutboxEvent) async throws { try update(event) }
