@@ -38,12 +38,16 @@ public struct JobQueue: Sendable {
         public var input: String
         public var kind: Kind
         public var preset: String
+        /// The `id` in an upload directory's `upload.json` (``Upload/declaredID(of:)``), which the
+        /// job's webhooks carry as `uploadId`.
+        public var uploadID: String?
 
-        public init(id: String, input: String, kind: Kind = .path, preset: String) {
+        public init(id: String, input: String, kind: Kind = .path, preset: String, uploadID: String? = nil) {
             self.id = id
             self.input = input
             self.kind = kind
             self.preset = preset
+            self.uploadID = uploadID
         }
     }
 
@@ -56,8 +60,8 @@ public struct JobQueue: Sendable {
             var anyNew = false
             for job in jobs {
                 let inserted = try await connection.query("""
-                    INSERT INTO ingestd_jobs (id, state, input, input_kind, preset)
-                    VALUES (\(job.id), 'queued', \(job.input), \(job.kind.rawValue), \(job.preset))
+                    INSERT INTO ingestd_jobs (id, state, input, input_kind, preset, upload_id)
+                    VALUES (\(job.id), 'queued', \(job.input), \(job.kind.rawValue), \(job.preset), \(job.uploadID))
                     ON CONFLICT (id) DO NOTHING RETURNING 1
                     """, logger: logger)
                 var isNew = false
@@ -115,14 +119,16 @@ public struct JobQueue: Sendable {
                            run_at = now(), lease_until = NULL, updated_at = now()
                      WHERE id IN (SELECT id FROM ingestd_jobs WHERE state = 'running' AND lease_until < now()
                                    LIMIT 100 FOR UPDATE SKIP LOCKED)
-                    RETURNING id, state, attempts, reason
+                    RETURNING id, state, attempts, reason, upload_id
                 ), hooks AS (
                     INSERT INTO ingestd_webhooks (id, job_id, type, body)
                     SELECT 'msg_' || id || '_failed', id, 'upload.failed',
                            jsonb_build_object('type', 'upload.failed',
                                               'timestamp', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
                                               'data', jsonb_build_object('id', id, 'attempts', attempts,
-                                                                         'reason', reason - 'attempts'))::text
+                                                                         'reason', reason - 'attempts')
+                                                      || CASE WHEN upload_id IS NULL THEN '{}'::jsonb
+                                                              ELSE jsonb_build_object('uploadId', upload_id) END)::text
                       FROM rescued WHERE state = 'failed' AND \(webhooks)
                     ON CONFLICT (id) DO NOTHING
                 )

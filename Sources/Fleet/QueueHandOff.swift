@@ -15,7 +15,8 @@ public struct QueueHandOff: JobHandOff {
 
     public func enqueue(id: String, soleEntryOf holder: String) async throws {
         do {
-            try await queue.enqueue([.init(id: id, input: holder, kind: .soleEntryOf, preset: preset)])
+            try await queue.enqueue([.init(id: id, input: holder, kind: .soleEntryOf, preset: preset,
+                                           uploadID: Upload.declaredID(of: .soleEntry(of: holder)))])
         } catch {
             throw QueueError(description: describeDatabaseError(error))
         }

@@ -64,6 +64,8 @@ public enum QueueSchema {
             """,
             "CREATE INDEX ingestd_webhooks_due ON ingestd_webhooks (next_attempt_at) WHERE state = 'pending'",
         ],
+        // The `id` in an upload directory's upload.json, for the events made in SQL (a lease's rescue).
+        ["ALTER TABLE ingestd_jobs ADD COLUMN upload_id text"],
     ]
 
     /// The schema version this build needs.

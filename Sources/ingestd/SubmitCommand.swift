@@ -95,7 +95,7 @@ struct SubmitCommand: AsyncParsableCommand {
                 }
             }
             submissions.append(.init(id: Spool.makeID(for: (path as NSString).lastPathComponent), input: path,
-                                     preset: String(decoding: preset.canonicalJSON(), as: UTF8.self)))
+                                     preset: String(decoding: preset.canonicalJSON(), as: UTF8.self), uploadID: Upload.declaredID(of: .path(path))))
         }
         let queued = submissions
         do {

@@ -45,6 +45,35 @@ struct DatabaseFaultTests {
         _ = server
     }
 
+    /// A job failed by its lease (its worker died on the last attempt) is announced by the webhook
+    /// made in SQL with the upload's own id, as every other end is (#29 item 11).
+    @Test(.offTheSharedPool) func aJobFailedByItsLeaseIsAnnouncedWithItsUploadID() async throws {
+        let server = try PostgresServer(name: "rescue-hook")
+        let base = Paths.scratch("rescue-hook")
+        try? FileManager.default.removeItem(atPath: base)
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        let upload = "\(base)/upload"
+        try FileManager.default.copyItem(atPath: Paths.sample("upload"), toPath: upload)
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        let body = try await DatabaseURL(server.url).withClient(logger: logger) { [logger] client -> String in
+            _ = try await QueueSchema.migrate(client, logger: logger)
+            let queue = JobQueue(client: client, logger: logger, timeout: .seconds(60))
+            try await queue.enqueue([.init(id: "dir-1", input: upload, preset: "{}", uploadID: Upload.declaredID(of: .path(upload)))])
+            #expect(try await queue.claim(worker: "gone", lease: .seconds(1))?.id == "dir-1")
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await queue.rescueExpiredLeases(maxAttempts: 1, webhooks: true) == ["dir-1"])
+            let rows = try await client.query("SELECT body FROM ingestd_webhooks WHERE job_id = 'dir-1'", logger: logger)
+            for try await body in rows.decode(String.self) { return body }
+            return ""
+        }
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any], "\(body)")
+        let data = try #require(event["data"] as? [String: Any])
+        #expect(event["type"] as? String == "upload.failed" && data["uploadId"] as? String == "sample-upload-1", "\(body)")
+        #expect((data["reason"] as? [String: Any])?["code"] as? String == "lease_expired")
+        _ = server
+    }
+
     /// A process whose own threads are all busy (blocking work on every thread of Swift's pool)
     /// for longer than a call's deadline does not blame the database: the answer that arrived
     /// meanwhile is read, the call succeeds. (Seen in CI: a loaded test process gave up a claim

@@ -56,9 +56,15 @@ public struct Outbox: Sendable {
         return taken
     }
 
-    /// Pending events, earliest due first.
+    /// Pending events, earliest due first (without those a sender has reserved).
     public func pending() -> [OutboxEvent] {
         events(in: .pending).sorted { $0.nextAttemptAt < $1.nextAttemptAt }
+    }
+
+    /// Pending events and those being sent, earliest due first: what `ingestd status` lists.
+    public func undelivered() -> [OutboxEvent] {
+        (events(in: .pending) + reservations().compactMap { JSONFile.read(OutboxEvent.self, from: $0.path) })
+            .sorted { $0.nextAttemptAt < $1.nextAttemptAt }
     }
 
     public func events(in state: State) -> [OutboxEvent] {

@@ -38,7 +38,7 @@ public struct OutboxStatus: Codable, Sendable {
         pending = outbox.count(.pending)
         delivered = outbox.count(.delivered)
         dead = outbox.count(.dead)
-        let waiting = outbox.pending().map { Entry(id: $0.id, type: $0.type, attempts: $0.attempts, nextAttemptAt: $0.nextAttemptAt, lastError: $0.lastError) }
+        let waiting = outbox.undelivered().map { Entry(id: $0.id, type: $0.type, attempts: $0.attempts, nextAttemptAt: $0.nextAttemptAt, lastError: $0.lastError) }
         let failed = outbox.events(in: .dead).sorted { $0.createdAt > $1.createdAt }
             .map { Entry(id: $0.id, type: $0.type, attempts: $0.attempts, nextAttemptAt: nil, lastError: $0.lastError) }
         undelivered = Array((waiting + failed).prefix(listed))
