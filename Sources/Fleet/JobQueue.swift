@@ -144,6 +144,19 @@ public struct JobQueue: Sendable {
         }
     }
 
+    /// Drops job events older than `age` (at most 10,000 per call); returns how many.
+    public func pruneEvents(olderThan age: Duration) async throws -> Int {
+        try await client.withConnection(within: timeout) { [logger] connection in
+            let rows = try await connection.query("""
+                WITH gone AS (DELETE FROM ingestd_job_events WHERE ctid IN (
+                    SELECT ctid FROM ingestd_job_events WHERE at < now() - make_interval(secs => \(age.seconds)) LIMIT 10000) RETURNING 1)
+                SELECT count(*)::bigint FROM gone
+                """, logger: logger)
+            for try await count in rows.decode(Int64.self) { return Int(count) }
+            return 0
+        }
+    }
+
     /// Why a fenced write did not happen.
     public struct FenceLost: Error, CustomStringConvertible {
         public var id: String

@@ -3,12 +3,17 @@ import Ingest
 import Logging
 import ObjectStorage
 import PostgresNIO
+import Synchronization
 
 /// The fleet's jobs in PostgreSQL (see ``JobQueue``): claims with `FOR UPDATE SKIP LOCKED`,
 /// leases renewed by the worker and rescued once expired, ends recorded in one transaction with
 /// their event and webhook, new work announced by `NOTIFY`.
 public struct PostgresStore: JobStore {
     public let queue: JobQueue
+    /// When this worker last pruned old job events (hourly, with the lease rescue).
+    private let pruning = Hourly()
+    /// How long job events are kept: 30 days.
+    public static let keepEvents = Duration.seconds(30 * 86_400)
     /// This worker's name in the job rows (`host/pid`).
     let worker: String
     let lease: Duration
@@ -127,7 +132,9 @@ public struct PostgresStore: JobStore {
     }
 
     public func rescue(now: Date) async throws -> [String] {
-        try await described { try await queue.rescueExpiredLeases(maxAttempts: maxAttempts, webhooks: webhooks) }
+        let rescued = try await described { try await queue.rescueExpiredLeases(maxAttempts: maxAttempts, webhooks: webhooks) }
+        if pruning.isDue() { _ = try? await queue.pruneEvents(olderThan: Self.keepEvents) }
+        return rescued
     }
 
     public func status() async throws -> JobStoreStatus {
@@ -181,6 +188,19 @@ public struct PostgresStore: JobStore {
                 state = inner.serverInfo?[.sqlState] ?? ""
             }
             throw QueueError(description: describeDatabaseError(error), isPermanent: ["22", "23", "42"].contains(String(state.prefix(2))))
+        }
+    }
+}
+
+/// True at the first ask and then once an hour.
+private final class Hourly: Sendable {
+    private let last = Mutex<ContinuousClock.Instant?>(nil)
+
+    func isDue() -> Bool {
+        last.withLock { last in
+            guard last.map({ ContinuousClock.now - $0 >= .seconds(3600) }) ?? true else { return false }
+            last = .now
+            return true
         }
     }
 }

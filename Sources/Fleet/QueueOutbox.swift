@@ -51,6 +51,17 @@ public struct QueueOutbox: OutboxStore {
             """, logger: logger) }
     }
 
+    public func prune(deliveredBefore cutoff: Date) async throws -> Int {
+        try await run { connection, logger in
+            let rows = try await connection.query("""
+                WITH gone AS (DELETE FROM ingestd_webhooks WHERE state = 'delivered' AND delivered_at < \(cutoff) RETURNING 1)
+                SELECT count(*)::bigint FROM gone
+                """, logger: logger)
+            for try await count in rows.decode(Int64.self) { return Int(count) }
+            return 0
+        }
+    }
+
     public func delivered(_ event: OutboxEvent) async throws {
         try await run { connection, logger in _ = try await connection.query("""
             UPDATE ingestd_webhooks SET state = 'delivered', attempts = \(event.attempts), delivered_at = now(), reserved_until = NULL

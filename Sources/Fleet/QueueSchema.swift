@@ -65,7 +65,8 @@ public enum QueueSchema {
             "CREATE INDEX ingestd_webhooks_due ON ingestd_webhooks (next_attempt_at) WHERE state = 'pending'",
         ],
         // The `id` in an upload directory's upload.json, for the events made in SQL (a lease's rescue).
-        ["ALTER TABLE ingestd_jobs ADD COLUMN upload_id text"],
+        // Job events by age, for pruning (JobQueue.pruneEvents).
+        ["ALTER TABLE ingestd_jobs ADD COLUMN upload_id text", "CREATE INDEX ingestd_job_events_at ON ingestd_job_events (at)"],
     ]
 
     /// The schema version this build needs.

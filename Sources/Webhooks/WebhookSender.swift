@@ -71,6 +71,18 @@ public actor WebhookSender: Service {
             }
         }
         let reserve = Duration.seconds(endpoint.timeoutSeconds + 30)
+        // Delivered events are kept a week (for `ingestd status` and a receiver's questions), then dropped.
+        let pruner = Task { [outbox, clock, logger] in
+            while !Task.isCancelled {
+                do {
+                    let dropped = try await outbox.prune(deliveredBefore: clock.now().addingTimeInterval(-Self.keepDelivered))
+                    if dropped > 0 { logger.info("delivered webhook events pruned", metadata: ["count": "\(dropped)"]) }
+                } catch {
+                    logger.warning("cannot prune delivered webhook events", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        }
         await withTaskGroup(of: Void.self) { group in
             await withGracefulShutdownHandler {
                 for await _ in wakeups.cancelOnGracefulShutdown() where inFlight.count < endpoint.concurrency {
@@ -93,9 +105,13 @@ public actor WebhookSender: Service {
             group.cancelAll()
         }
         ticker.cancel()
+        pruner.cancel()
         watcher?.stop()
         try? await client.shutdown()
     }
+
+    /// How long delivered events are kept: 7 days.
+    public static let keepDelivered: TimeInterval = 7 * 86_400
 
     private func deliver(_ initial: OutboxEvent, with client: HTTPClient) async {
         var event = initial

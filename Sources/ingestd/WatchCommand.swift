@@ -85,7 +85,6 @@ struct WatchCommand: AsyncParsableCommand {
             if let endpoint {
                 outbox = layout.outbox
                 try Report.catching { try layout.outbox.create() }
-                layout.outbox.prune(deliveredBefore: Date().addingTimeInterval(-7 * 86_400))
                 services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: layout.outbox, logger: logger)))
             }
             store = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox)

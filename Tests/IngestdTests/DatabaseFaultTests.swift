@@ -74,6 +74,42 @@ struct DatabaseFaultTests {
         _ = server
     }
 
+    /// Old events go by age (#29 item 11): job events past 30 days with the workers' hourly
+    /// upkeep, delivered webhooks past 7 days; newer ones stay.
+    @Test(.offTheSharedPool) func oldEventsAndDeliveredWebhooksArePruned() async throws {
+        let server = try PostgresServer(name: "prune")
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        let left = try await DatabaseURL(server.url).withClient(logger: logger) { [logger] client -> [Int] in
+            _ = try await QueueSchema.migrate(client, logger: logger)
+            let queue = JobQueue(client: client, logger: logger, timeout: .seconds(60))
+            try await queue.enqueue([.init(id: "old-1", input: "/dev/null", preset: "{}")])
+            try await client.query("""
+                INSERT INTO ingestd_job_events (job_id, at, event) VALUES ('old-1', now() - interval '31 days', 'attempt'),
+                                                                          ('old-1', now() - interval '29 days', 'attempt')
+                """, logger: logger)
+            try await client.query("""
+                INSERT INTO ingestd_webhooks (id, job_id, type, body, state, delivered_at)
+                VALUES ('msg_a', 'old-1', 'upload.failed', '{}', 'delivered', now() - interval '8 days'),
+                       ('msg_b', 'old-1', 'upload.failed', '{}', 'delivered', now() - interval '6 days'),
+                       ('msg_c', 'old-1', 'upload.failed', '{}', 'dead', NULL)
+                """, logger: logger)
+            let store = PostgresStore(queue: queue, worker: "w", lease: .seconds(30), maxAttempts: 3, cdn: "/nonexistent", webhooks: true)
+            _ = try await store.rescue(now: Date())
+            let dropped = try await QueueOutbox(client: client, logger: logger).prune(deliveredBefore: Date().addingTimeInterval(-7 * 86_400))
+            #expect(dropped == 1)
+            var counts: [Int] = []
+            for sql: PostgresQuery in ["SELECT count(*)::bigint FROM ingestd_job_events WHERE at < now() - interval '30 days'",
+                                       "SELECT count(*)::bigint FROM ingestd_job_events", "SELECT count(*)::bigint FROM ingestd_webhooks"] {
+                for try await count in try await client.query(sql, logger: logger).decode(Int64.self) { counts.append(Int(count)) }
+            }
+            return counts
+        }
+        // The 31-day-old event went; the 29-day-old one and the queueing event stay; msg_b and the dead one stay.
+        #expect(left == [0, 2, 2], "\(left)")
+        _ = server
+    }
+
     /// A process whose own threads are all busy (blocking work on every thread of Swift's pool)
     /// for longer than a call's deadline does not blame the database: the answer that arrived
     /// meanwhile is read, the call succeeds. (Seen in CI: a loaded test process gave up a claim

@@ -199,4 +199,22 @@ import Testing
         try Daemon.wait(timeout: 30, "the outbox settled") { outbox.count(.delivered) == ids.count + 1 && outbox.count(.pending) == 0 }
         _ = (first, second)
     }
+
+    /// Delivered events are kept a week in the spool's outbox, then the sender drops them.
+    @Test func deliveredEventsArePrunedAfterAWeek() throws {
+        let setup = try setUp("prune")
+        let receiver = try WebhookReceiver(secret: setup.secret, directory: "\(setup.base)/receiver")
+        let outbox = Outbox(root: "\(setup.spool)/outbox")
+        try outbox.create()
+        for (id, days) in [("msg_old", 8.0), ("msg_recent", 6.0)] {
+            var event = OutboxEvent(id: id, type: "upload.published", createdAt: Date(timeIntervalSinceNow: -days * 86_400), body: "{}",
+                                    attempts: 1, nextAttemptAt: Date(), lastError: nil)
+            event.deliveredAt = event.createdAt
+            try outbox.settle(event, as: .delivered)
+        }
+        let daemon = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: ["--webhook", receiver.url, "--webhook-secret-file", setup.secretFile])
+        try Daemon.wait(timeout: 60, "the week-old event pruned") { outbox.count(.delivered) == 1 }
+        #expect(outbox.events(in: .delivered).map(\.id) == ["msg_recent"])
+        _ = daemon
+    }
 }

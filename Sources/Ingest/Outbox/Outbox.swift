@@ -88,11 +88,14 @@ public struct Outbox: Sendable {
         try Durability.syncDirectory(directory(.pending))
     }
 
-    /// Drops delivered events older than `age` seconds.
-    public func prune(deliveredBefore cutoff: Date) {
+    /// Drops delivered events older than `cutoff`; returns how many.
+    @discardableResult
+    public func prune(deliveredBefore cutoff: Date) -> Int {
+        var dropped = 0
         for event in events(in: .delivered) where (event.deliveredAt ?? event.createdAt) < cutoff {
-            unlink(path(event.id, in: .delivered))
+            if unlink(path(event.id, in: .delivered)) == 0 { dropped += 1 }
         }
+        return dropped
     }
 
     private func path(_ id: String, in state: State) -> String { "\(directory(state))/\(id).json" }

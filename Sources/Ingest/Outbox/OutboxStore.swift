@@ -13,6 +13,8 @@ public protocol OutboxStore: Sendable {
     func delivered(_ event: OutboxEvent) async throws
     /// The schedule is spent: kept with its last error, never sent again.
     func dead(_ event: OutboxEvent) async throws
+    /// Drops delivered events older than `cutoff`; returns how many.
+    func prune(deliveredBefore cutoff: Date) async throws -> Int
     /// A directory whose changes announce new events (watched with inotify), if any.
     var watchedDirectory: String? { get }
 }
