@@ -102,7 +102,9 @@ struct UploadDirectory: Sendable {
                                    path: set.files == 1 ? "upload/\(name)" : "upload/\(token.id)/\(name)", metadata: metadata.raw)
         do {
             try FileManager.default.createDirectory(atPath: (data(upload) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            let fd = open(data(upload), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            // Truncated, not exclusive: a crash between this file and its record leaves the part
+            // to be made again under the same name. Never through a link.
+            let fd = open(data(upload), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw IngestError.cannotWrite(path: data(upload), reason: String(cString: strerror(errno))) }
             close(fd)
             try FileManager.default.createDirectory(atPath: part(token.id, upload.part), withIntermediateDirectories: true)
