@@ -13,13 +13,19 @@ import PostgresNIO
 /// a statement, a lock wait or an open transaction whose client went quiet is ended by the
 /// server, so a lost worker never holds a job row's lock for longer than a few seconds.
 public struct DatabaseURL: Sendable, CustomStringConvertible {
-    public let configuration: PostgresClient.Configuration
+    public private(set) var configuration: PostgresClient.Configuration
     /// The same server, for a single connection.
     let connection: PostgresConnection.Configuration
     /// The URL with the password hidden, for logs and messages.
     public let description: String
     /// How long one call may take (``JobQueue/timeout``): `--database-timeout`.
     public var callTimeout: Duration = .seconds(10)
+    /// The most connections this process's pool opens (`--database-connections`); LISTEN
+    /// holds one of them for as long as the worker runs.
+    public var maximumConnections: Int {
+        get { configuration.options.maximumConnections }
+        set { configuration.options.maximumConnections = max(2, newValue) }
+    }
 
     public struct Invalid: Error, CustomStringConvertible {
         public var description: String

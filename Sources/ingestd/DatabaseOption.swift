@@ -18,17 +18,22 @@ struct DatabaseOption: ParsableArguments {
     @Option(help: ArgumentHelp("Seconds one database call may take before its connection is closed and the call fails (a silent network, a frozen server).", valueName: "seconds"))
     var databaseTimeout: Double = 10
 
+    @Option(help: ArgumentHelp("Most connections this process opens to PostgreSQL (default: --jobs + 4 for workers: claims, a renewal per job, LISTEN, the webhook sender; 4 for other commands).", valueName: "n"))
+    var databaseConnections: Int?
+
     /// Whether a database is configured (the file is read only by ``resolve()``).
     var isGiven: Bool { database != nil || databaseUrlFile != nil || ProcessInfo.processInfo.environment["INGESTD_DATABASE_URL"] != nil }
 
     func validate() throws {
         guard database == nil || databaseUrlFile == nil else { throw ValidationError("give --database or --database-url-file, not both") }
         guard databaseTimeout >= 0.5 else { throw ValidationError("--database-timeout must be at least 0.5 seconds") }
+        guard (databaseConnections ?? 2) >= 2 else { throw ValidationError("--database-connections must be at least 2 (LISTEN holds one)") }
     }
 
-    func resolve() throws -> DatabaseURL {
+    /// The database; `jobs`: the jobs this process runs at once (its pool is sized for them).
+    func resolve(jobs: Int = 0) throws -> DatabaseURL {
         let environment = ProcessInfo.processInfo.environment["INGESTD_DATABASE_URL"]
-        unsetenv("INGESTD_DATABASE_URL")
+        SecretEnvironment.forget(["INGESTD_DATABASE_URL"])
         var url = database ?? environment
         if let databaseUrlFile {
             do {
@@ -41,6 +46,7 @@ struct DatabaseOption: ParsableArguments {
         do {
             var resolved = try DatabaseURL(url)
             resolved.callTimeout = .milliseconds(Int64(databaseTimeout * 1000))
+            resolved.maximumConnections = databaseConnections ?? (jobs + 4)
             return resolved
         } catch {
             throw ValidationError("\(error)")

@@ -20,12 +20,13 @@ struct SubmitCommand: AsyncParsableCommand {
         with each job, so every worker encodes it the same way.
 
         An INPUT may also be in a bucket: s3://bucket/key (a video file) or s3://bucket/prefix/ \
-        (an upload directory), checked from S3's answers (HEAD, listing) without downloading; \
-        credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (docs/STORAGE.md).
+        (an upload directory) under the bucket's uploads root (--uploads s3://bucket/prefix), \
+        checked from S3's answers (HEAD, listing) without downloading; credentials from \
+        AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (docs/STORAGE.md).
 
           ingestd submit --database postgres://ingestd@db/ingestd --uploads /mnt/uploads /mnt/uploads/a.mp4 /mnt/uploads/trip
           ingestd submit --json /mnt/uploads/*.mp4 | jq -r '.[].id'
-          ingestd submit --s3-endpoint http://seaweed:8333 s3://media/uploads/a.mp4 s3://media/uploads/trip/
+          ingestd submit --s3-endpoint http://seaweed:8333 --uploads s3://media/uploads s3://media/uploads/a.mp4 s3://media/uploads/trip/
 
         Prints one job id per input (the job publishes to CDN/<id>/); with --json an array of \
         {"id", "input"}. Follow the jobs with `ingestd status --database URL`.
@@ -51,7 +52,8 @@ struct SubmitCommand: AsyncParsableCommand {
     func run() async throws {
         let database = try databaseOption.resolve()
         let local = inputs.filter { !S3Location.isURL($0) }
-        let uploads = local.isEmpty ? nil : try uploadsOption.resolve()
+        let roots = try uploadsOption.resolve(needsDirectory: !local.isEmpty, needsBucket: local.count < inputs.count)
+        let uploads = local.isEmpty ? nil : roots.directory
         let storage = local.count == inputs.count ? nil : try storage.client(json: json)
         let logger = Log.make(label: "ingestd.submit")
         let preset: Preset
@@ -64,6 +66,9 @@ struct SubmitCommand: AsyncParsableCommand {
         for input in inputs {
             if let storage {
                 // In a bucket: checked from S3's answers (HEAD or the listing), nothing downloaded.
+                if let root = roots.bucket, let refusal = root.refusal(for: input) {
+                    throw Report.fail(SubmitRefusal(refusal: refusal), json: json)
+                }
                 do {
                     if let location = try S3Location(url: input) {
                         _ = try await ObjectInput(client: storage).check(location, limits: preset.limits)

@@ -36,14 +36,15 @@ struct WorkerCommand: AsyncParsableCommand {
         Example (one per host, CDN and uploads on shared storage):
           ingestd worker --database-url-file /run/secrets/db --uploads /mnt/uploads --cdn /mnt/cdn --jobs 2 --http 127.0.0.1:9464
 
-        --uploads (or INGESTD_UPLOADS) is required: a job whose input is not under it is \
-        rejected (outside_uploads), and a host that cannot read it, or does not find the \
-        .ingestd-uploads marker `submit` leaves there, is not ready and claims nothing. With a \
-        bucket CDN (--cdn s3://bucket/prefix) --uploads may be left out: the worker then needs no \
-        shared volume and takes s3:// inputs only (docs/STORAGE.md).
+        --uploads (or INGESTD_UPLOADS) is required: a directory, a bucket prefix \
+        (s3://bucket/prefix), or both (give it twice). A job whose input is not under one is \
+        rejected (outside_uploads); a host that cannot read the directory, or does not find the \
+        .ingestd-uploads marker `submit` leaves there, is not ready and claims nothing. With only \
+        a bucket prefix the worker needs no shared volume and takes s3:// inputs only \
+        (docs/STORAGE.md).
 
         Example (a bucket fleet, e.g. on Kubernetes; credentials in the environment):
-          ingestd worker --database-url-file /run/secrets/db --cdn s3://media/cdn --jobs 2 --http 0.0.0.0:9464
+          ingestd worker --database-url-file /run/secrets/db --uploads s3://media/uploads --cdn s3://media/cdn --jobs 2 --http 0.0.0.0:9464
         """
     )
 
@@ -67,18 +68,18 @@ struct WorkerCommand: AsyncParsableCommand {
 
     func run() async throws {
         let storage = try options.checkCDN()
-        // A bucket fleet needs no shared volume: without --uploads it takes s3:// inputs only.
-        let bucketOnly = S3Location.isURL(options.cdn) && !uploadsOption.isGiven
-        let uploads = bucketOnly ? nil : try uploadsOption.resolve()
-        let database = try databaseOption.resolve()
+        // A bucket fleet needs no shared volume: with only a bucket root it takes s3:// inputs only.
+        let uploads = try uploadsOption.resolve(needsDirectory: false, needsBucket: false)
+        let database = try databaseOption.resolve(jobs: options.jobs)
         let logger = Log.make(label: "ingestd.worker", format: options.logFormat, defaultLevel: .info)
         let endpoint = try Report.catching { try options.webhookOption.endpoint() }
         let client = database.makeClient(logger: logger)
         let metrics = WorkerMetrics()
         var configuration = options.configuration(preset: .builtIn, presetArgument: "default", lease: .seconds(lease), poll: .seconds(poll))
-        configuration.uploads = uploads
+        configuration.uploads = uploads.directory
+        configuration.bucketUploads = uploads.bucket
         configuration.storage = storage
-        configuration.bucketInputsOnly = bucketOnly
+        configuration.bucketInputsOnly = uploads.directory == nil
         let store = PostgresStore(queue: JobQueue(client: client, logger: logger, timeout: min(database.callTimeout, configuration.lease / 4)), lease: configuration.lease,
                                   maxAttempts: options.maxAttempts, cdn: configuration.cdn, webhooks: configuration.webhooks)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client)]

@@ -12,7 +12,7 @@ import Transcode
 /// published, how many run at once, their limits, retries and drain, metrics, webhooks, logs.
 struct WorkerOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
-        "CDN root (must exist); each job is published as CDN/<id>/. `worker` also takes a bucket, s3://bucket/prefix: each job as CDN/<id>/t<attempt>/, named by its row (docs/STORAGE.md).",
+        "CDN root (must exist); each job is published as CDN/<id>/. Or a bucket, s3://bucket/prefix: each job as CDN/<id>/t<attempt>/, named by its row (`worker`) or by CDN/<id>/current.json (`watch`) (docs/STORAGE.md).",
         valueName: "dir"))
     var cdn: String
 
@@ -78,20 +78,13 @@ struct WorkerOptions: ParsableArguments {
     }
 
     var cdnPath: String {
-        S3Location.isURL(cdn) ? String(cdn.reversed().drop { $0 == "/" }.reversed()) : URL(fileURLWithPath: cdn).standardizedFileURL.path
+        S3Location.isURL(cdn) ? StorageOption.trimmed(cdn) : URL(fileURLWithPath: cdn).standardizedFileURL.path
     }
 
     /// Checks the CDN root: an existing directory (exit 78 otherwise), or for `s3://` a valid
     /// bucket prefix with credentials. Returns the bucket storage when a client can be made.
     func checkCDN(json: Bool = false) throws -> BucketStorage? {
-        if S3Location.isURL(cdn) {
-            do {
-                _ = try S3Location(url: cdnPath)
-            } catch {
-                throw Report.fail(error, json: json)
-            }
-            return BucketStorage(client: try storage.client(json: json))
-        }
+        if S3Location.isURL(cdn) { return try storage.bucket(cdn, json: json).storage }
         try Self.requireRoot("--cdn", cdnPath)
         // s3:// inputs need a client too; without credentials they are a host fault, not a crash.
         return (try? S3Configuration.fromEnvironment(endpoint: storage.endpoint)).map { BucketStorage(client: S3Client(configuration: $0)) }
@@ -123,6 +116,8 @@ struct WorkerOptions: ParsableArguments {
     /// shutdown services stop in reverse order: list the job worker after what it needs.
     func run(_ services: [ServiceGroupConfiguration.ServiceConfiguration], metrics: WorkerMetrics, readyWindow: Duration,
              logger: Logger) async throws {
+        // Every client that needed a secret from the environment is made: nothing else may read it.
+        SecretEnvironment.forget()
         var services = services
         if let http {
             let (host, port) = try Self.address(http)

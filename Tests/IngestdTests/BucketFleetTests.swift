@@ -39,10 +39,7 @@ struct BucketFleetTests {
         for name in try FileManager.default.contentsOfDirectory(atPath: Paths.sample("upload")) {
             _ = try S3Check.run(s3, ["put", s3.bucket, "uploads/trip/\(name)", Paths.sample("upload/\(name)")])
         }
-        let uploads = Paths.scratch("bucket-fleet-uploads")
-        try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
-        try UploadsRoot(uploads).mark()
-        let submitArguments = ["submit", "--database", database.url, "--json", "--s3-endpoint", s3.endpoint]
+        let submitArguments = ["submit", "--database", database.url, "--json", "--s3-endpoint", s3.endpoint, "--uploads", "s3://media/uploads"]
 
         // Refused before anything is queued: wrong credentials, a missing object.
         var wrong = s3.environment
@@ -54,13 +51,31 @@ struct BucketFleetTests {
         #expect(missing.status == 66 && missing.stdout.contains("input_missing"), "\(missing.status) \(missing.stdout)")
         #expect((try? database.sql("SELECT count(*) FROM ingestd_jobs")) ?? "0" == "0", "nothing queued")
 
+        // Only from under the bucket's uploads root (#29 item 9): another prefix, or a way out of it.
+        _ = try S3Check.run(s3, ["put", s3.bucket, "private/clip.mp4", Paths.sample("portrait_rotated.mp4")])
+        for outside in ["s3://media/private/clip.mp4", "s3://media/uploads/../private/clip.mp4"] {
+            let refused = try Tool.run(Paths.binary, submitArguments + [outside], environment: s3.environment)
+            #expect(refused.status != 0 && refused.stdout.contains("outside_uploads"), "\(outside): \(refused.status) \(refused.stdout)")
+        }
+        let unrooted = try Tool.run(Paths.binary, ["submit", "--database", database.url, "--s3-endpoint", s3.endpoint, "s3://media/uploads/clip.mp4"],
+                                    environment: s3.environment)
+        #expect(unrooted.status == 78, "no bucket root: \(unrooted.status) \(unrooted.stderr)")
+        #expect((try? database.sql("SELECT count(*) FROM ingestd_jobs")) ?? "0" == "0", "nothing queued")
+
         let submitted = try Tool.run(Paths.binary, submitArguments + ["s3://media/uploads/clip.mp4", "s3://media/uploads/trip/"],
                                      environment: s3.environment)
         #expect(submitted.status == 0, "\(submitted.stderr) \(submitted.stdout)")
         let ids = ((try JSONSerialization.jsonObject(with: Data(submitted.stdout.utf8)) as? [[String: String]]) ?? []).compactMap { $0["id"] }
         #expect(ids.count == 2)
+        // Rows another producer wrote, naming objects outside the root: rejected, never fetched.
+        _ = try database.sql("""
+            INSERT INTO ingestd_jobs (id, state, input, input_kind, preset)
+            SELECT x.id, 'queued', x.input, 'path', preset FROM ingestd_jobs,
+                   (VALUES ('other', 's3://media/private/clip.mp4'), ('dotdot', 's3://media/uploads/../private/clip.mp4')) AS x(id, input)
+             WHERE ingestd_jobs.id = '\(ids[0])'
+            """)
 
-        let worker = try Worker(["worker", "--database", database.url, "--cdn", "s3://media/cdn", "--uploads", uploads, "--jobs", "1",
+        let worker = try Worker(["worker", "--database", database.url, "--cdn", "s3://media/cdn", "--uploads", "s3://media/uploads", "--jobs", "1",
                                  "--poll", "0.5", "--lease", "20", "--s3-endpoint", s3.endpoint], environment: s3.environment, name: "one")
         try Daemon.wait(timeout: 240, "both jobs published") {
             (try? database.sql("SELECT count(*) FROM ingestd_jobs WHERE state = 'published'")) == "2"
@@ -78,6 +93,12 @@ struct BucketFleetTests {
             let probe = try Tool.ffprobe(["-show_entries", "format=duration", "\(s3.endpoint)/media/\(version)/360p/index.m3u8"])
             #expect(((probe["format"] as? [String: Any])?.double("duration") ?? 0) > 1, "\(id) plays")
         }
+        try Daemon.wait(timeout: 60, "the rows outside the root to end") {
+            (try? database.sql("SELECT count(*) FROM ingestd_jobs WHERE state IN ('queued', 'running')")) == "0"
+        }
+        for id in ["other", "dotdot"] {
+            #expect(try database.sql("SELECT state || ' ' || (reason->>'code') FROM ingestd_jobs WHERE id = '\(id)'") == "rejected outside_uploads")
+        }
         let status = try Tool.run(Paths.binary, ["status", "--database", database.url, "--json"])
         #expect(ids.allSatisfy { status.stdout.contains("s3://media/cdn/\($0)/t") }, "status names each output: \(status.stdout)")
         _ = worker
@@ -91,14 +112,11 @@ struct BucketFleetTests {
         let s3 = try ObjectStoreServer(name: "bucket-kill", publicRead: true)
         let proxy = try HTTPFaultProxy(target: s3.port)
         _ = try S3Check.run(s3, ["put", s3.bucket, "uploads/clip.mp4", Paths.sample("hdr_hlg.mp4")])
-        let uploads = Paths.scratch("bucket-kill-uploads")
-        try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
-        try UploadsRoot(uploads).mark()
-        let submitted = try Tool.run(Paths.binary, ["submit", "--database", database.url, "--json", "--s3-endpoint", s3.endpoint,
+        let submitted = try Tool.run(Paths.binary, ["submit", "--database", database.url, "--json", "--s3-endpoint", s3.endpoint, "--uploads", "s3://media/uploads",
                                                     "s3://media/uploads/clip.mp4"], environment: s3.environment)
         let id = try #require(((try JSONSerialization.jsonObject(with: Data(submitted.stdout.utf8)) as? [[String: String]]) ?? []).first?["id"])
         try proxy.delay(1.5, matching: "PUT /media/cdn/")  // a slow link to the bucket
-        let arguments = ["worker", "--database", database.url, "--cdn", "s3://media/cdn", "--uploads", uploads, "--jobs", "1",
+        let arguments = ["worker", "--database", database.url, "--cdn", "s3://media/cdn", "--uploads", "s3://media/uploads", "--jobs", "1",
                          "--poll", "0.5", "--lease", "4"]
         var first: Worker? = try Worker(arguments + ["--s3-endpoint", "http://127.0.0.1:\(proxy.port)"], environment: s3.environment, name: "killed")
         try Daemon.wait(timeout: 180, "the first worker's upload under way") {
@@ -140,7 +158,6 @@ struct BucketFleetTests {
         let database: PostgresServer
         let s3: ObjectStoreServer
         let proxy: HTTPFaultProxy
-        let uploads: String
         let id: String
 
         init(_ name: String) throws {
@@ -148,16 +165,13 @@ struct BucketFleetTests {
             s3 = try ObjectStoreServer(name: name, publicRead: true)
             proxy = try HTTPFaultProxy(target: s3.port)
             _ = try S3Check.run(s3, ["put", s3.bucket, "uploads/clip.mp4", Paths.sample("hdr_hlg.mp4")])
-            uploads = Paths.scratch("\(name)-uploads")
-            try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
-            try UploadsRoot(uploads).mark()
-            let submitted = try Tool.run(Paths.binary, ["submit", "--database", database.url, "--json", "--s3-endpoint", s3.endpoint,
+            let submitted = try Tool.run(Paths.binary, ["submit", "--database", database.url, "--json", "--s3-endpoint", s3.endpoint, "--uploads", "s3://media/uploads",
                                                         "s3://media/uploads/clip.mp4"], environment: s3.environment)
             id = try #require(((try JSONSerialization.jsonObject(with: Data(submitted.stdout.utf8)) as? [[String: String]]) ?? []).first?["id"])
         }
 
         func worker(_ name: String, viaProxy: Bool, lease: Int = 4) throws -> Worker {
-            try Worker(["worker", "--database", database.url, "--cdn", "s3://media/cdn", "--uploads", uploads, "--jobs", "1", "--poll", "0.5",
+            try Worker(["worker", "--database", database.url, "--cdn", "s3://media/cdn", "--uploads", "s3://media/uploads", "--jobs", "1", "--poll", "0.5",
                         "--lease", "\(lease)", "--s3-endpoint", viaProxy ? "http://127.0.0.1:\(proxy.port)" : s3.endpoint],
                        environment: s3.environment, name: name)
         }

@@ -356,6 +356,87 @@ struct DatabaseFaultTests {
         try Daemon.wait(timeout: 60, "the job published") { (try? server.sql("SELECT state FROM ingestd_jobs WHERE id = '\(id)'")) == "published" }
         _ = worker
     }
+
+    /// A queued upload whose `upload.json` carries U+0000 (a row another producer wrote: `submit`
+    /// refuses it) is rejected once, by field, by the worker: before the fix its end could not
+    /// be recorded (jsonb refuses U+0000, SQLSTATE 22P05) and it burnt its attempts (#29 item 3).
+    @Test(.offTheSharedPool) func aNULInAQueuedUploadIsRejectedByFieldOnce() throws {
+        let server = try PostgresServer(name: "nul-row")
+        let base = Paths.scratch("nul-row")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn", upload = "\(base)/nul"
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Paths.sample("upload"), toPath: upload)
+        try FileManager.default.copyItem(atPath: Paths.sample("noaudio_odd.webm"), toPath: "\(base)/fine.webm")
+        let fine = try Self.submit(server.url, "\(base)/fine.webm")  // migrates, leaves the marker
+        let manifest = try String(contentsOfFile: "\(upload)/upload.json", encoding: .utf8)
+            .replacingOccurrences(of: "three clips and a song", with: "three clips\\u0000and a song")
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: "\(upload)/upload.json"))
+        let refused = try Tool.run(Paths.binary, ["submit", "--database", server.url, "--uploads", base, upload])
+        #expect(refused.status != 0 && refused.stderr.contains("metadata.caption"), "\(refused.stderr)")
+        _ = try server.sql("""
+            INSERT INTO ingestd_jobs (id, state, input, input_kind, preset)
+            SELECT 'nul', 'queued', '\(upload)', 'path', preset FROM ingestd_jobs WHERE id = '\(fine)'
+            """)
+        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--uploads", base, "--jobs", "1", "--poll", "0.5",
+                                        "--backoff", "0.2"], log: "\(base)/worker.log")
+        try Daemon.wait(timeout: 120, "both jobs to end") {
+            (try? server.sql("SELECT count(*) FROM ingestd_jobs WHERE state IN ('queued', 'running')")) == "0"
+        }
+        let row = try server.sql("SELECT state || ' ' || attempts || ' ' || (reason->>'code') || ' ' || (reason->>'message') FROM ingestd_jobs WHERE id = 'nul'")
+        #expect(row.hasPrefix("rejected 1 bad_upload ") && row.contains("metadata.caption") && row.contains("U+0000"), "\(row)")
+        #expect(try server.sql("SELECT state FROM ingestd_jobs WHERE id = '\(fine)'") == "published")
+        _ = worker
+    }
+
+    /// A worker started while its database is down starts anyway (#29 item 10): not ready,
+    /// one line per backoff step, SIGTERM honoured at once; and one whose database comes up
+    /// later takes its jobs by itself. (Before: `prepare` ran before the shutdown handler and
+    /// the worker exited after its five connection tries.)
+    @Test(.offTheSharedPool) func aWorkerStartedWithoutItsDatabaseWaitsForIt() throws {
+        let server = try PostgresServer(name: "late-db")
+        try server.stop()
+        let base = Paths.scratch("late-db")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn"
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: "\(base)/.ingestd-uploads", contents: nil)
+        try FileManager.default.copyItem(atPath: Paths.sample("noaudio_odd.webm"), toPath: "\(base)/clip.webm")
+        func arguments(_ http: Int) -> [String] {
+            ["worker", "--database", server.url, "--cdn", cdn, "--uploads", base, "--jobs", "1", "--poll", "0.2", "--database-timeout", "1",
+             "--grace", "5", "--http", "127.0.0.1:\(http)"]
+        }
+        // SIGTERM while the database was never reached: honoured at once, exit 0.
+        let first = try PostgresServer.freePort()
+        let stopped = try WorkerProcess(arguments(first), log: "\(base)/stopped.log")
+        try Daemon.wait(timeout: 60, "a backoff step") {
+            ((try? String(contentsOfFile: "\(base)/stopped.log", encoding: .utf8)) ?? "").contains("job store unreachable")
+        }
+        #expect(Self.ready(first) == 503)
+        let stopping = Date()
+        kill(stopped.process.processIdentifier, SIGTERM)
+        try Daemon.wait(timeout: 60, "the worker to exit") { !stopped.process.isRunning }
+        let took = Self.elapsed(since: stopping)
+        #expect(stopped.process.terminationStatus == 0 && took < 5, "SIGTERM before the database was reached: exit \(stopped.process.terminationStatus) after \(took) s")
+
+        // The database comes up late: the worker was waiting, becomes ready and takes the job.
+        let second = try PostgresServer.freePort()
+        let log = "\(base)/worker.log"
+        let worker = try WorkerProcess(arguments(second), log: log)
+        func said() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        try Daemon.wait(timeout: 60, "two backoff steps") { said().components(separatedBy: "job store unreachable").count > 2 }
+        #expect(worker.process.isRunning, "the worker keeps waiting for its database: \(said())")
+        #expect(Self.ready(second) == 503)
+        try server.start()
+        try Daemon.wait(timeout: 60, "reachable") { said().contains("job store reachable again") }
+        try Daemon.wait(timeout: 30, "ready") { Self.ready(second) == 200 }
+        let id = try Self.submit(server.url, "\(base)/clip.webm")
+        try Daemon.wait(timeout: 120, "the job published") { (try? server.sql("SELECT state FROM ingestd_jobs WHERE id = '\(id)'")) == "published" }
+        // The worker's pool is bounded (#29 item 11): --jobs 1 + 4 at most, LISTEN among them.
+        let sessions = Int(try server.sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ingestd'")) ?? 99
+        let listening = Int(try server.sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ingestd' AND query ILIKE 'LISTEN%'")) ?? 0
+        #expect(sessions <= 5 && listening == 1, "sessions \(sessions), listening \(listening)")
+    }
 }
 
 /// The deadline itself (Ingest's `withinDeadline`, under every database call). The wall-clock

@@ -107,6 +107,9 @@ import Testing
         #expect(!environment.contains("hunter2") && !environment.contains("INGESTD_DATABASE_URL"), "\(environment)")
         #expect(read("/proc/\(job)/cmdline").contains("job-run") && !read("/proc/\(job)/cmdline").contains("hunter2"))
         #expect(!read("/proc/\(worker.processIdentifier)/cmdline").contains("hunter2"))
+        // The worker's own environment as the kernel shows it: the values it read are gone.
+        let own = read("/proc/\(worker.processIdentifier)/environ")
+        #expect(own.contains("PATH=") && !own.contains("hunter2"), "\(own)")
         try Daemon.wait(timeout: 120, "the job to be published") {
             (try? server.sql("SELECT state FROM ingestd_jobs")) == "published"
         }

@@ -44,6 +44,36 @@ struct ResourceFaultTests {
         _ = daemon
     }
 
+    /// `--min-free` is checked before each claim (#29 item 1): below it the host claims nothing
+    /// (no attempt starts, nothing is charged), says why in its metrics with the free bytes, and
+    /// takes the upload by itself once space is back above the threshold.
+    @Test func belowMinFreeNothingIsClaimedUntilSpaceIsBack() throws {
+        let base = Paths.scratch("min-free")
+        try? FileManager.default.removeItem(atPath: base)
+        let spool = "\(base)/spool", cdn = "\(base)/cdn"
+        try mountTmpfs(cdn, size: "16m")
+        defer { _ = try? Tool.run("umount", ["-l", cdn]) }
+        var info = statvfs()
+        #expect(statvfs(cdn, &info) == 0)
+        let filler = "\(cdn)/.filler"
+        try Data(count: Int(Int64(info.f_bavail) * Int64(info.f_frsize) - 2_000_000)).write(to: URL(fileURLWithPath: filler))
+        let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--min-free", "8M"])
+        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "waits.mp4")
+        let metrics = { HostFaultTests().metrics(spool) }
+        try Daemon.wait(timeout: 30, "the host to say it is not ready") { metrics().contains("ingestd_host_ready 0") }
+        sleep(3)
+        #expect(!Daemon.events(spool).contains { $0["event"] as? String == "attempt" }, "nothing claimed below --min-free")
+        let free = metrics().split(separator: "\n").first { $0.hasPrefix("ingestd_cdn_free_bytes ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        #expect(free.map { $0 > 0 && $0 < 8 * 1_048_576 } == true, "free bytes exported: \(String(describing: free))")
+        try FileManager.default.removeItem(atPath: filler)
+        try Daemon.wait(timeout: 60, "the upload to publish once space is back") { Daemon.entries("\(spool)/archive").count == 1 }
+        let id = try #require(Daemon.entries("\(spool)/archive").first)
+        #expect(try HostFaultTests().attempts(spool, id) == 0, "no attempt charged")
+        #expect(Daemon.entries(cdn) == [id], "published once: \(Daemon.entries(cdn))")
+        #expect(metrics().contains("ingestd_host_ready 1"))
+        _ = daemon
+    }
+
     @Test func readOnlySpoolKeepsUploadsUntilItIsWritableAgain() throws {
         let base = Paths.scratch("fault-ro")
         let spool = "\(base)/spool", cdn = "\(base)/cdn"

@@ -76,6 +76,28 @@ import Transcode
                 "other characters pass")
     }
 
+    /// Bytes no JSON reader (nor jsonb) takes: invalid UTF-8 is refused saying where, and a lone
+    /// surrogate escape never reaches the database as one (#29 item 3).
+    @Test func invalidUTF8AndLoneSurrogatesAreRefused() throws {
+        var bytes = Data(#"{"id": "x", "clips": [{"file": "a.mp4"}], "metadata": {"caption": "ab"#.utf8)
+        bytes.append(contentsOf: [0xC3, 0x28])  // a lead byte followed by no continuation
+        bytes.append(contentsOf: Data(#""}}"#.utf8))
+        let directory = try upload("{}", name: "invalid-utf8")
+        try bytes.write(to: URL(fileURLWithPath: "\(directory)/upload.json"))
+        #expect(throws: IngestError.self) { try Upload.open(directory, limits: Preset.builtIn.limits) }
+        do {
+            _ = try Upload.open(directory, limits: Preset.builtIn.limits)
+        } catch {
+            #expect("\(error)".contains("not valid UTF-8 (at byte 69)"), "\(error)")
+        }
+        // A lone surrogate: refused, or read as U+FFFD; never passed on as a lone surrogate.
+        let directory2 = try upload(#"{"id": "x", "clips": [{"file": "a.mp4"}], "metadata": {"caption": "a\ud800b"}}"#, name: "lone-surrogate")
+        if let upload = try? Upload.open(directory2, limits: Preset.builtIn.limits) {
+            guard case .string(let caption) = upload.metadata["caption"] else { Issue.record("caption: \(String(describing: upload.metadata["caption"]))"); return }
+            #expect(!caption.unicodeScalars.contains { (0xD800...0xDFFF).contains($0.value) }, "\(caption.unicodeScalars.map(\.value))")
+        }
+    }
+
     @Test func badTrimsAndLevelsNameTheField() throws {
         #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4", "start": -1}]}"#) == "clips[0].start")
         #expect(try field(#"{"id": "x", "clips": [{"file": "a.mp4"}, {"file": "a.mp4", "start": 3, "end": 2}]}"#) == "clips[1].end")

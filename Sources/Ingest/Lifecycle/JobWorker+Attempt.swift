@@ -74,6 +74,15 @@ extension JobWorker {
             return .released
         }
         if let remoteInput {
+            // Only from under the bucket's uploads root: a row cannot point the worker at any
+            // object its credentials can read.
+            guard let root = configuration.bucketUploads else {
+                await hostFault("\(remoteInput): an s3:// input, and this worker has no bucket uploads root (--uploads s3://bucket/prefix)")
+                return .released
+            }
+            if let refusal = root.refusal(for: remoteInput) {
+                return .rejected(Reason(code: refusal.code, message: refusal.message, attempts: job.attempt))
+            }
             switch await fetch(remoteInput, into: directory, limits: limits, attempt: job.attempt) {
             case .success(let path): input = .path(path)
             case .failure(let early): return early.end

@@ -25,6 +25,10 @@ public actor JobWorker: Service {
     /// While the store does not answer: no call before this (capped exponential backoff, jittered).
     private var storeRetryAt: ContinuousClock.Instant?
     private var storeBackoff = Duration.zero
+    /// Whether the store was made usable (``JobStore/prepare()``): retried like any store call,
+    /// so a worker started while its database is down waits for it, not ready, and honours
+    /// SIGTERM meanwhile.
+    private var prepared = false
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     /// Set once the grace period is over: job processes are stopped and their jobs released.
@@ -46,8 +50,6 @@ public actor JobWorker: Service {
         guard FileManager.default.fileExists(atPath: configuration.localRoot, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw IngestError.cannotWrite(path: configuration.localRoot, reason: "no such directory (a configured root is never created)")
         }
-        try await store.prepare()
-        metrics.storeReachable()
         let listener = Task { [store, wakeup] in await store.listen { wakeup.yield() } }
         let ticker = Task { [wakeup, poll = configuration.poll] in
             while !Task.isCancelled {
@@ -101,6 +103,10 @@ public actor JobWorker: Service {
         guard upkeepDue || running.count < configuration.jobs else { return [] }
         if let storeRetryAt, ContinuousClock.now < storeRetryAt { return [] }
         do {
+            if !prepared {
+                try await store.prepare()
+                prepared = true
+            }
             if upkeepDue {
                 lastUpkeep = .now
                 let rescued = try await store.rescue(now: Date())
@@ -145,6 +151,7 @@ public actor JobWorker: Service {
     private func hostReady() -> Bool {
         let check = HostHealth(cdn: configuration.localRoot, minFreeBytes: configuration.minFreeBytes, uploads: configuration.uploads).check()
         if let free = check.freeBytes { metrics.cdnFree(free) }
+        if let free = check.scratchFreeBytes { metrics.scratchFree(free) }
         let paused = hostPausedUntil.map { ContinuousClock.now < $0 } ?? false
         if let problem = check.problem ?? (paused ? hostProblem : nil) {
             if problem != hostProblem { logger.warning("host not ready: claiming nothing", metadata: ["why": "\(problem)"]) }

@@ -32,7 +32,10 @@ public struct JobWorkerConfiguration: Sendable {
     public var minFreeBytes: Int64 = 0
     /// Where `s3://` inputs and an `s3://` CDN are (``RemoteStorage``).
     public var storage: (any RemoteStorage)?
-    /// A worker with no uploads root (a bucket fleet's, with no shared volume) takes `s3://`
+    /// Where a fleet's `s3://` inputs must be (``BucketUploadsRoot``); a worker without one
+    /// takes no `s3://` input.
+    public var bucketUploads: BucketUploadsRoot?
+    /// A worker with no uploads directory (a bucket fleet's, with no shared volume) takes `s3://`
     /// inputs only: a local path is refused, never read from wherever it points.
     public var bucketInputsOnly = false
 

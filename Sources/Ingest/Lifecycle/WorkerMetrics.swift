@@ -17,6 +17,7 @@ public final class WorkerMetrics: Sendable {
     private let rescanFinds: Counter
     private let hostReadyGauge: Gauge
     private let cdnFreeGauge: Gauge
+    private let scratchFreeGauge: Gauge
     private let clockOffsetGauge: Gauge
     private let lastReachable = Mutex(ContinuousClock.now - .seconds(3600))
     /// Why the last call to the job store failed, until one succeeds.
@@ -57,6 +58,9 @@ public final class WorkerMetrics: Sendable {
         cdnFreeGauge = registry.makeGauge(
             descriptor: .init(namespace: "ingestd", metricName: "cdn_free", unitName: "bytes",
                               helpText: "Free bytes on the CDN root's file system"), labels: [])
+        scratchFreeGauge = registry.makeGauge(
+            descriptor: .init(namespace: "ingestd", metricName: "scratch_free", unitName: "bytes",
+                              helpText: "Free bytes on the job processes' scratch file system (TMPDIR), when it is not the CDN's"), labels: [])
         clockOffsetGauge = registry.makeGauge(
             descriptor: .init(namespace: "ingestd", metricName: "clock_offset", unitName: "seconds",
                               helpText: "The job store's clock minus this host's (the database's now(); 0 for the spool)"), labels: [])
@@ -113,6 +117,8 @@ public final class WorkerMetrics: Sendable {
     }
 
     func cdnFree(_ bytes: Int64) { cdnFreeGauge.set(Double(bytes)) }
+
+    func scratchFree(_ bytes: Int64) { scratchFreeGauge.set(Double(bytes)) }
 
     func clockOffset(_ seconds: Double) { clockOffsetGauge.set(seconds) }
 

@@ -82,6 +82,15 @@ public struct Upload: Sendable {
             case .other(let reason): throw bad("(file)", reason)
             }
         }
+        // PostgreSQL's jsonb (and every JSON reader downstream) takes UTF-8 only: say where it breaks.
+        var bytes = data.makeIterator(), parser = Unicode.UTF8.ForwardParser(), offset = 0
+        parsing: while true {
+            switch parser.parseScalar(from: &bytes) {
+            case .valid(let scalar): offset += scalar.count
+            case .emptyInput: break parsing
+            case .error: throw bad("(document)", "not valid UTF-8 (at byte \(offset))")
+            }
+        }
         do {
             return try StrictJSON.decode(UploadManifest.self, from: data)
         } catch let error as StrictJSON.UnknownField {
