@@ -10,7 +10,7 @@ import PostgresNIO
 /// attempt of a job that exists (its token at most the row's) is ever deleted; it is kept while
 /// its row names it (`output`), while it may still be running (the row is `running` with that
 /// token), and while its newest object is younger than the grace period. Rows are read in one
-/// statement, after the listing. (Pending uploads: the first 1,000.)
+/// statement, after the listing; pending multipart uploads are listed page after page.
 public struct BucketSweeper: Sendable {
     public let client: S3Client
     public let queue: JobQueue

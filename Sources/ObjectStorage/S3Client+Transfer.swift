@@ -167,14 +167,31 @@ extension S3Client {
         public var initiated: Date?
     }
 
-    /// Multipart uploads in progress under `prefix` (one page: up to 1,000).
-    public func pendingUploads(_ prefix: S3Location) async throws -> [PendingUpload] {
+    /// Every multipart upload in progress under `prefix`, page after page (`pageSize` a page,
+    /// S3's most). The next page starts after the markers S3 returned: `NextKeyMarker` and
+    /// `NextUploadIdMarker` (AWS), or `NextUploadIdMarker` alone (SeaweedFS lists by upload ID).
+    public func pendingUploads(_ prefix: S3Location, pageSize: Int = 1000) async throws -> [PendingUpload] {
         let bucket = try S3Location(bucket: prefix.bucket, key: "")
-        let page = try await send(.GET, bucket, query: "prefix=\(S3Signer.encode(prefix.key))&uploads", expecting: [200])
-        return S3XML.records(page.body, group: "Upload").compactMap { record in
-            guard let key = record["Key"], let id = record["UploadId"] else { return nil }
-            return PendingUpload(key: key, uploadID: id, initiated: record["Initiated"].flatMap(Self.parseDate))
+        var uploads: [PendingUpload] = []
+        var markers: (key: String?, uploadID: String?) = (nil, nil)
+        while true {
+            var query = "max-uploads=\(min(1000, max(1, pageSize)))&prefix=\(S3Signer.encode(prefix.key))&uploads"
+            if let key = markers.key { query += "&key-marker=\(S3Signer.encode(key))" }
+            if let id = markers.uploadID { query += "&upload-id-marker=\(S3Signer.encode(id))" }
+            let page = try await send(.GET, bucket, query: query, expecting: [200])
+            uploads += S3XML.records(page.body, group: "Upload").compactMap { record in
+                guard let key = record["Key"], let id = record["UploadId"] else { return nil }
+                return PendingUpload(key: key, uploadID: id, initiated: record["Initiated"].flatMap(Self.parseDate))
+            }
+            let fields = S3XML.records(page.body).first ?? [:]
+            let next = (key: fields["NextKeyMarker"].flatMap { $0.isEmpty ? nil : $0 },
+                        uploadID: fields["NextUploadIdMarker"].flatMap { $0.isEmpty ? nil : $0 })
+            // A truncated page without new markers would list the same page for ever.
+            guard fields["IsTruncated"] == "true", next.key != nil || next.uploadID != nil,
+                  next.key != markers.key || next.uploadID != markers.uploadID else { break }
+            markers = next
         }
+        return uploads
     }
 
     /// Aborts a multipart upload, freeing its parts.

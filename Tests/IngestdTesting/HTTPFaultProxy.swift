@@ -36,6 +36,33 @@ public final class HTTPFaultProxy {
         try Data(#"{"fail": 0, "delay": \#(seconds), "match": "\#(match)"}"#.utf8).write(to: URL(fileURLWithPath: state))
     }
 
+    /// How a lying server frames a GET's body (see `http_fault_proxy.py`).
+    public enum BodyFraming: String, Sendable {
+        /// No `Content-Length`: chunked transfer encoding.
+        case chunked
+        /// No `Content-Length`, no chunks: the body ends when the connection closes.
+        case unframed
+        /// `Content-Length` says less than is sent.
+        case understate
+        /// Chunked, and the object's bytes repeated for ever.
+        case endless
+    }
+
+    /// GETs whose `METHOD PATH` starts with `match` get the server's bytes framed as `framing`
+    /// says (`declare`: the `Content-Length` an understating server announces).
+    public func lie(_ framing: BodyFraming, matching match: String, declare: Int = 0) throws {
+        try Data(#"{"fail": 0, "body": "\#(framing.rawValue)", "match": "\#(match)", "declare": \#(declare)}"#.utf8)
+            .write(to: URL(fileURLWithPath: state))
+    }
+
+    /// Bytes of body a lying server sent per request (`METHOD PATH`), in order.
+    public var liedBytes: [(request: String, sent: Int)] {
+        requests.compactMap { line in
+            guard let range = line.range(of: " sent="), let sent = Int(line[range.upperBound...]) else { return nil }
+            return (String(line.split(separator: " ").prefix(2).joined(separator: " ")), sent)
+        }
+    }
+
     /// Every request answered so far: `METHOD PATH STATUS[ injected]`.
     public var requests: [String] { log.filter { !$0.hasSuffix(" started") } }
 

@@ -9,6 +9,13 @@ next N requests get that status (S3's SlowDown body) without reaching the server
 counts down in the file); requests whose "METHOD PATH" starts with "match" wait S seconds
 before they are forwarded (a slow link). Every request is logged to STATE_FILE + ".log" as
 "METHOD PATH STATUS", and "METHOD PATH started" when it arrives.
+
+{"body": MODE, "match": "GET /media/in/", "declare": N} makes a lying server of the matching
+GETs answered 200 (the server's bytes, framed otherwise; logged "... 200 MODE sent=BYTES"):
+  chunked     no Content-Length: Transfer-Encoding chunked, 64 KiB chunks
+  unframed    no Content-Length, no chunking: the body ends when the proxy closes the connection
+  understate  Content-Length: N, then the whole body, then the connection closed
+  endless     chunked, the body repeated without end until the client goes away
 """
 import http.client
 import http.server
@@ -58,14 +65,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         status = take_fault()
         if status:
             payload = b'<?xml version="1.0"?><Error><Code>SlowDown</Code><Message>injected by the test</Message></Error>'
+            # Logged before it is answered: a client that gives up at this answer may look at once.
+            log(f"{self.command} {self.path} {status} injected")
             self.send_response(status)
             self.send_header("Content-Type", "application/xml")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(payload)
-            log(f"{self.command} {self.path} {status} injected")
             return
+        mode = state.get("body") if self.command == "GET" else None
+        if mode and not f"{self.command} {self.path}".startswith(state.get("match", "")):
+            mode = None
         upstream = http.client.HTTPConnection("127.0.0.1", TARGET, timeout=120)
         upstream.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
         for name, value in self.headers.items():
@@ -73,6 +84,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         upstream.endheaders(body)
         response = upstream.getresponse()
         data = response.read()
+        if mode and response.status == 200:
+            self.lie(mode, response, data, state.get("declare", 0))
+            return
         self.send_response(response.status)
         for name, value in response.getheaders():
             if name.lower() not in ("transfer-encoding", "connection", "content-length"):
@@ -82,6 +96,39 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
         log(f"{self.command} {self.path} {response.status}")
+
+    def lie(self, mode, response, data, declare):
+        """Sends `data` framed as `mode` says (see the module's doc), logs the bytes sent."""
+        self.send_response(200)
+        for name, value in response.getheaders():
+            if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                self.send_header(name, value)
+        if mode in ("chunked", "endless"):
+            self.send_header("Transfer-Encoding", "chunked")
+        elif mode == "understate":
+            self.send_header("Content-Length", str(declare))
+        self.send_header("Connection", "close")
+        self.close_connection = True
+        self.end_headers()
+        sent = 0
+        chunk = 64 << 10
+        try:
+            while True:
+                for start in range(0, len(data), chunk):
+                    piece = data[start:start + chunk]
+                    if mode in ("chunked", "endless"):
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    else:
+                        self.wfile.write(piece)
+                    sent += len(piece)
+                if mode != "endless" or not data:
+                    break
+            if mode == "chunked":
+                self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client stopped reading: what an endless body is for
+        log(f"{self.command} {self.path} 200 {mode} sent={sent}")
 
     def handle_one_request(self):
         try:

@@ -7,11 +7,14 @@ Reaches the server named by AWS_ENDPOINT_URL_S3 with AWS_ACCESS_KEY_ID / AWS_SEC
   get BUCKET KEY FILE        writes the object to FILE, prints its size
   put BUCKET KEY FILE        uploads FILE, prints the ETag
   list BUCKET PREFIX         [keys]
-  pending BUCKET             [[key, upload id]] of multipart uploads in progress
+  pending BUCKET [PREFIX]    [[key, upload id]] of multipart uploads in progress (every page)
+  start-upload BUCKET KEY…   begins a multipart upload of each KEY and uploads its first part
+                             (8 at a time), prints [[key, upload id]]
 """
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import boto3
 import botocore
@@ -19,7 +22,8 @@ import botocore
 
 def client():
     return boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL_S3"],
-                        config=botocore.config.Config(retries={"max_attempts": 1}, s3={"addressing_style": "path"}))
+                        config=botocore.config.Config(retries={"max_attempts": 1}, s3={"addressing_style": "path"},
+                                                      max_pool_connections=16))
 
 
 def main(command, *args):
@@ -49,8 +53,17 @@ def main(command, *args):
             keys += [item["Key"] for item in page.get("Contents", [])]
         print(json.dumps(keys))
     elif command == "pending":
-        uploads = s3.list_multipart_uploads(Bucket=args[0]).get("Uploads", [])
-        print(json.dumps([[u["Key"], u["UploadId"]] for u in uploads]))
+        uploads = []
+        for page in s3.get_paginator("list_multipart_uploads").paginate(Bucket=args[0], Prefix=args[1] if len(args) > 1 else ""):
+            uploads += [[u["Key"], u["UploadId"]] for u in page.get("Uploads", [])]
+        print(json.dumps(uploads))
+    elif command == "start-upload":
+        def start(key):
+            upload = s3.create_multipart_upload(Bucket=args[0], Key=key)["UploadId"]
+            s3.upload_part(Bucket=args[0], Key=key, UploadId=upload, PartNumber=1, Body=b"part one of an attempt that died")
+            return [key, upload]
+        with ThreadPoolExecutor(8) as pool:
+            print(json.dumps(list(pool.map(start, args[1:]))))
     else:
         sys.exit(f"unknown command {command}")
 

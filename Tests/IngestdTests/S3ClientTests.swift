@@ -88,6 +88,69 @@ struct S3ClientTests {
         }
     }
 
+    /// A server that lies about a download's size cannot push it past the limit: without a
+    /// `Content-Length` (chunked, or a body that ends when the connection does) the bytes read
+    /// are counted; with one that says less than is sent, no more than it said is read; a body
+    /// that never ends is cut off at the limit.
+    @Test func aLyingServerCannotPushADownloadPastTheLimit() async throws {
+        let server = try ObjectStoreServer(name: "client-lying")
+        let proxy = try HTTPFaultProxy(target: server.port)
+        let client = try Self.client(server, endpoint: "http://127.0.0.1:\(proxy.port)")
+        let path = try Self.file("s3-lying-3mb.bin", megabytes: 3)
+        _ = try S3Check.run(server, ["put", server.bucket, "in/clip.mp4", path])
+        let object = try S3Location(bucket: server.bucket, key: "in/clip.mp4")
+        let target = Paths.scratch("s3-lying.out")
+        let limit: Int64 = 1 << 20
+        for framing in [HTTPFaultProxy.BodyFraming.chunked, .unframed, .endless] {
+            try proxy.lie(framing, matching: "GET /media/in/clip.mp4")
+            let started = ContinuousClock.now
+            await #expect { try await client.download(object, to: target, limit: limit) } throws: { error in
+                guard let error = error as? S3ObjectTooLarge else { return false }
+                return error.size > limit && error.size <= limit + (256 << 10) && error.limit == limit
+            }
+            #expect(ContinuousClock.now - started < .seconds(30), "\(framing): stopped at the limit, not at the end of the body")
+            #expect(!FileManager.default.fileExists(atPath: target), "\(framing): nothing left behind")
+        }
+        // The client hangs up on the endless body (the proxy logs it once its writes fail).
+        try Daemon.wait(timeout: 20, "the client to hang up on the endless body") { proxy.liedBytes.count == 3 }
+        #expect(proxy.liedBytes.map(\.request) == Array(repeating: "GET /media/in/clip.mp4", count: 3), "each lie told once (not retried)")
+        let endless = try #require(proxy.liedBytes.last)
+        #expect(endless.sent < 64 << 20, "the endless body was cut off after \(endless.sent) bytes sent")
+
+        // The same framings within the limit: the object, byte for byte (the lies are well formed).
+        for framing in [HTTPFaultProxy.BodyFraming.chunked, .unframed] {
+            try proxy.lie(framing, matching: "GET /media/in/clip.mp4")
+            #expect(try await client.download(object, to: target, limit: 3 << 20) == 3 << 20, "\(framing)")
+            #expect(try Self.sha256(target) == (try Self.sha256(path)), "\(framing)")
+        }
+
+        // Content-Length: 512 KiB, then 3 MB sent: no more than announced is ever read.
+        try proxy.lie(.understate, matching: "GET /media/in/clip.mp4", declare: 512 << 10)
+        do {
+            let read = try await client.download(object, to: target, limit: limit)
+            #expect(read == 512 << 10)
+            let size = (try FileManager.default.attributesOfItem(atPath: target)[.size] as? Int) ?? -1
+            #expect(size == 512 << 10, "\(size) bytes on disk")
+        } catch {
+            #expect(!FileManager.default.fileExists(atPath: target), "refused (\(error)) and nothing left behind")
+        }
+    }
+
+    /// More multipart uploads than one page of the listing: every page is read, following the
+    /// markers the server returns.
+    @Test func pendingUploadsAreListedPageAfterPage() async throws {
+        let server = try ObjectStoreServer(name: "client-pending")
+        let client = try Self.client(server)
+        let keys = (0..<7).map { "cdn/job/t1/seg_\($0).m4s" }
+        let started = try #require(try S3Check.run(server, ["start-upload", server.bucket] + keys + ["elsewhere/x.mp4"]) as? [[String]])
+        let pending = try await client.pendingUploads(try S3Location(bucket: server.bucket, key: "cdn/"), pageSize: 2)
+        #expect(Set(pending.map(\.uploadID)) == Set(started.filter { $0[0].hasPrefix("cdn/") }.map { $0[1] }), "\(pending)")
+        #expect(pending.count == 7, "each once")
+        #expect(pending.allSatisfy { abs($0.initiated?.timeIntervalSinceNow ?? 1000) < 300 }, "\(pending.map(\.initiated))")
+        let all = try await client.pendingUploads(try S3Location(bucket: server.bucket, key: ""))
+        #expect(all.count == 8)
+    }
+
     @Test func wrongCredentialsAreAClearRefusal() async throws {
         let server = try ObjectStoreServer(name: "client-credentials")
         let client = try Self.client(server, secret: "not-the-secret")
