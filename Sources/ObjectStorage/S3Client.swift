@@ -62,6 +62,19 @@ public struct S3Client: Sendable {
         }
     }
 
+    /// A small object (at most 1 MB) read whole, with its ETag; nil when there is no such object.
+    public func read(_ location: S3Location) async throws -> (data: Data, etag: String)? {
+        do {
+            let response = try await send(.GET, location, expecting: [200])
+            guard response.body.count <= 1 << 20 else {
+                throw S3ObjectTooLarge(location: location, size: Int64(response.body.count), limit: 1 << 20)
+            }
+            return (response.body, response.headers.first(name: "etag") ?? "")
+        } catch let error as S3Error where error.isNotFound {
+            return nil
+        }
+    }
+
     /// Deletes one object (absent is fine).
     public func delete(_ location: S3Location) async throws {
         _ = try await send(.DELETE, location, expecting: [200, 204, 404])

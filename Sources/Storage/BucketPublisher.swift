@@ -1,6 +1,7 @@
 import Foundation
 import Ingest
 import ObjectStorage
+import Transcode
 
 /// Publishes a finished output directory into a bucket, where nothing can be renamed: every
 /// attempt uploads under its own immutable version prefix (`<output>/<version>/…`), the master
@@ -42,14 +43,56 @@ public struct BucketPublisher: Sendable {
         return (files.count, bytes)
     }
 
+    /// Publishes `directory` as a new version of `output`: uploaded under a new version prefix
+    /// (``newVersionName(_:)``), then the pointer switched to it under `condition`. Returns the
+    /// version prefix; a lost race throws ``PointerMoved`` and leaves the version unnamed.
+    public func publish(_ directory: String, to output: S3Location, condition: S3WriteCondition) async throws
+        -> (version: S3Location, objects: Int, bytes: Int64) {
+        let version = output.appending(Self.newVersionName())
+        let sent = try await upload(directory, to: version)
+        try await switchPointer(output, to: version, condition: condition)
+        return (version, sent.objects, sent.bytes)
+    }
+
     /// Points `output` (its `current.json`) at `version`: created only if there is none yet
     /// (`.ifAbsent`), or replaced only if it is still the one read (`.ifMatch(etag)`). Returns
-    /// the new pointer's ETag; a lost race throws (``S3Error/isPreconditionFailed``).
+    /// the new pointer's ETag; a lost race throws ``PointerMoved``.
     @discardableResult
     public func switchPointer(_ output: S3Location, to version: S3Location, condition: S3WriteCondition) async throws -> String {
         let pointer = OutputPointer(version: version.name, master: version.appending("master.m3u8").description, publishedAt: Date())
-        return try await client.upload(pointer.json(), to: output.appending(Self.pointerName), contentType: "application/json",
-                                       cacheControl: "no-cache", condition: condition)
+        do {
+            return try await client.upload(pointer.json(), to: output.appending(Self.pointerName), contentType: "application/json",
+                                           cacheControl: "no-cache", condition: condition)
+        } catch let error as S3Error where error.isPreconditionFailed {
+            throw PointerMoved(output: output.description)
+        }
+    }
+
+    /// `output`'s pointer and its ETag (for an `.ifMatch` switch); nil when there is none.
+    public func pointer(_ output: S3Location) async throws -> (pointer: OutputPointer, etag: String)? {
+        guard let (data, etag) = try await client.read(output.appending(Self.pointerName)) else { return nil }
+        return (try Self.decode(OutputPointer.self, from: data), etag)
+    }
+
+    /// The preset hash `version`'s manifest records; nil when it has no readable manifest.
+    public func presetHash(of version: S3Location) async throws -> String? {
+        guard let (data, _) = try await client.read(version.appending("manifest.json")) else { return nil }
+        return (try? Self.decode(ReadyManifest.self, from: data))?.preset.hash
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(type, from: data)
+    }
+
+    /// A version prefix name: sortable by time, unique (`v20261125T093000Z-1a2b3c4d`).
+    static func newVersionName(_ date: Date = Date()) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return "v\(formatter.string(from: date))-\(String(format: "%08x", UInt32.random(in: 0...UInt32.max)))"
     }
 
     /// Whether `output` has a pointer (something is published there): one HEAD.

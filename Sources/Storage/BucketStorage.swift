@@ -16,12 +16,28 @@ public struct BucketStorage: RemoteStorage {
 
     public func upload(_ directory: String, to output: String,
                        while stillWanted: @escaping @Sendable () -> Bool) async throws -> (objects: Int, bytes: Int64) {
-        guard let location = try S3Location(url: output) else { throw IngestError.cannotWrite(path: output, reason: "not an s3:// prefix") }
-        return try await BucketPublisher(client: client).upload(directory, to: location, while: stillWanted)
+        try await BucketPublisher(client: client).upload(directory, to: try Self.prefix(output), while: stillWanted)
     }
 
     public func refusesObject(_ error: any Error) -> Bool {
         guard let error = error as? S3Error else { return false }
         return !error.isTransient
+    }
+
+    public func pointer(of output: String) async throws -> RemotePointer? {
+        let (output, publisher) = (try Self.prefix(output), BucketPublisher(client: client))
+        guard let (pointer, etag) = try await publisher.pointer(output) else { return nil }
+        let version = output.appending(pointer.version)
+        return RemotePointer(version: version.description, etag: etag, presetHash: try await publisher.presetHash(of: version))
+    }
+
+    public func publish(_ directory: String, to output: String, replacing current: RemotePointer?) async throws -> String {
+        let condition: S3WriteCondition = current.map { .ifMatch($0.etag) } ?? .ifAbsent
+        return try await BucketPublisher(client: client).publish(directory, to: try Self.prefix(output), condition: condition).version.description
+    }
+
+    private static func prefix(_ url: String) throws -> S3Location {
+        guard let location = try S3Location(url: url) else { throw IngestError.cannotWrite(path: url, reason: "not an s3:// prefix") }
+        return location
     }
 }

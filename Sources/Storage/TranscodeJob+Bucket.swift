@@ -30,25 +30,14 @@ extension TranscodeJob {
         guard let output else { return (try await job.run(logger: logger, events: events), destination) }
         job.destination = "\(scratch.path)/out"
         let manifest = try await job.run(logger: logger, events: events)
-        let publisher = BucketPublisher(client: client)
-        let version = output.appending(Self.newVersionName())
-        let sent = try await publisher.upload(job.destination, to: version)
+        let published: (version: S3Location, objects: Int, bytes: Int64)
         do {
-            try await publisher.switchPointer(output, to: version, condition: .ifAbsent)
-        } catch let error as S3Error where error.isPreconditionFailed {
+            published = try await BucketPublisher(client: client).publish(job.destination, to: output, condition: .ifAbsent)
+        } catch is PointerMoved {
             throw IngestError.outputExists(path: output.description)  // published meanwhile by someone else
         }
-        let master = version.appending("master.m3u8").description
-        logger.info("published to the bucket", metadata: ["output": "\(master)", "objects": "\(sent.objects)", "bytes": "\(sent.bytes)"])
-        return (manifest, version.description)
-    }
-
-    /// A version prefix name: sortable by time, unique (`v20261125T093000Z-1a2b3c4d`).
-    static func newVersionName(_ date: Date = Date()) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return "v\(formatter.string(from: date))-\(String(format: "%08x", UInt32.random(in: 0...UInt32.max)))"
+        let master = published.version.appending("master.m3u8").description
+        logger.info("published to the bucket", metadata: ["output": "\(master)", "objects": "\(published.objects)", "bytes": "\(published.bytes)"])
+        return (manifest, published.version.description)
     }
 }

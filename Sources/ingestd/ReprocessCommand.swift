@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Ingest
+import ObjectStorage
 import Transcode
 
 struct ReprocessCommand: AsyncParsableCommand {
@@ -17,20 +18,31 @@ struct ReprocessCommand: AsyncParsableCommand {
         Videos already published with this preset's hash are skipped, so an interrupted run \
         (even kill -9) continues where it stopped when run again.
 
+        With a bucket CDN (--cdn s3://bucket/prefix; credentials in the environment, see \
+        docs/STORAGE.md) each video is uploaded under a new version prefix CDN/<id>/v<time>-<random>/ \
+        (master.m3u8 last), then its pointer CDN/<id>/current.json is switched to it only if it is \
+        still the one read (If-Match its ETag; created with If-None-Match: * when absent). A pointer \
+        another writer changed meanwhile is left as it is and the video reported failed \
+        (pointer_moved), or skipped if that writer published this preset. Old versions stay in the \
+        bucket (--grace applies to a directory CDN only).
+
         Exit status: 0 when nothing failed, 1 when at least one video failed (see the report), \
         130 when interrupted, 78 for a bad preset.
 
         Examples:
           ingestd reprocess /var/spool/ingestd/archive --cdn /srv/cdn --preset Presets/v2.json --dry-run
           ingestd reprocess /var/spool/ingestd/archive --cdn /srv/cdn --preset v2 --jobs 2 --json > report.json
+          ingestd reprocess /var/spool/ingestd/archive --cdn s3://media/cdn --s3-endpoint http://seaweed:8333 --preset v2
         """
     )
 
     @Argument(help: "Archive directory.")
     var archive: String
 
-    @Option(help: ArgumentHelp("CDN root; videos are published as CDN/<id>/.", valueName: "dir"))
+    @Option(help: ArgumentHelp("CDN root, or a bucket prefix s3://bucket/prefix; videos are published as CDN/<id>/.", valueName: "dir"))
     var cdn: String
+
+    @OptionGroup var storage: StorageOption
 
     @OptionGroup var presetOption: PresetOption
 
@@ -46,7 +58,7 @@ struct ReprocessCommand: AsyncParsableCommand {
     @Flag(help: "Print the report as JSON on stdout.")
     var json = false
 
-    @Option(help: "Seconds an old version stays available after the switch.")
+    @Option(help: "Seconds an old version stays available after the switch (a directory CDN).")
     var grace: Double = 600
 
     @Option(help: "Wall-clock limit of one video's job, in seconds.")
@@ -68,11 +80,17 @@ struct ReprocessCommand: AsyncParsableCommand {
         }
         var videos = ReprocessCatalog.scan(archive)
         if !only.isEmpty { videos = videos.filter { only.contains($0.id) } }
-        let publisher = VersionedPublisher(cdn: cdn, graceSeconds: grace)
+        let target: ReprocessTarget
+        if S3Location.isURL(cdn) {
+            let (prefix, bucket) = try storage.bucket(cdn, json: json)
+            target = .bucket(cdn: prefix, storage: bucket)
+        } else {
+            target = .directory(VersionedPublisher(cdn: cdn, graceSeconds: grace))
+        }
         let runner = JobRunner(executable: Executable.path, presetArgument: presetOption.resolvedArgument(),
                                timeoutSeconds: jobTimeout, limits: ChildLimits(memoryMB: 8192, cpuSeconds: Int(jobTimeout * 4)))
-        let reprocessor = Reprocessor(publisher: publisher, preset: preset, runner: runner, jobs: jobs)
-        let plan = reprocessor.plan(videos)
+        let reprocessor = Reprocessor(target: target, preset: preset, runner: runner, jobs: jobs)
+        let plan = await reprocessor.plan(videos)
         if dryRun {
             output(plan, preset: preset, dryRun: true)
             return

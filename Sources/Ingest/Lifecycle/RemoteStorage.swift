@@ -14,6 +14,37 @@ public protocol RemoteStorage: Sendable {
     /// True when `error` is the storage refusing one object for good (a `403` on it, an archived
     /// object): charged to the job, not the host's fault.
     func refusesObject(_ error: any Error) -> Bool
+    /// What `output`'s pointer (`output/current.json`) names now; nil when nothing is published there.
+    func pointer(of output: String) async throws -> RemotePointer?
+    /// Uploads `directory` under a new version prefix of `output` and switches the pointer to it,
+    /// only if the pointer is still `current` (created only if absent when nil); throws
+    /// ``PointerMoved`` when another writer changed it meanwhile. Returns the version prefix.
+    func publish(_ directory: String, to output: String, replacing current: RemotePointer?) async throws -> String
+}
+
+/// An output's pointer as read: the version it names and the ETag a replacement must match.
+public struct RemotePointer: Sendable, Equatable {
+    /// The version prefix (`s3://…/<id>/<version>`).
+    public var version: String
+    public var etag: String
+    /// The preset hash the version's manifest records (nil when unreadable).
+    public var presetHash: String?
+
+    public init(version: String, etag: String, presetHash: String?) {
+        self.version = version
+        self.etag = etag
+        self.presetHash = presetHash
+    }
+}
+
+/// A conditional pointer write lost: another writer created or replaced the pointer since it
+/// was read. Nothing was changed.
+public struct PointerMoved: Error, CustomStringConvertible, Sendable {
+    public var output: String
+
+    public init(output: String) { self.output = output }
+
+    public var description: String { "\(output): its pointer was changed by another writer; left as it is" }
 }
 
 /// Paths that name remote storage rather than this host's file system.

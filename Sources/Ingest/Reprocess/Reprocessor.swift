@@ -20,6 +20,11 @@ public struct ReprocessItem: Sendable, Codable {
     public var result: Result?
     public var error: String?
     public var seconds: Double?
+    /// Where it is published now: the version directory or prefix the run switched to.
+    public var version: String?
+
+    /// What the job process is given.
+    var input: TranscodeJob.Input { ArchivedVideo(id: id, source: source, holdsUpload: holdsUpload).input }
 }
 
 /// Progress of a batch, sent out of band after every finished video.
@@ -34,37 +39,55 @@ public struct ReprocessProgress: Sendable {
     }
 }
 
+/// Where a reprocess run publishes.
+public enum ReprocessTarget: Sendable {
+    /// A CDN directory: `CDN/<id>/` switched to each new version by rename (``VersionedPublisher``).
+    case directory(VersionedPublisher)
+    /// A bucket prefix (`s3://bucket/prefix`): each video under a new version prefix, its
+    /// `<id>/current.json` switched to it only if still the one read (If-Match).
+    case bucket(cdn: String, storage: any RemoteStorage)
+}
+
 /// Re-encodes an archive with a preset, resumably: videos already published with the preset's
 /// hash are skipped, each video is published as a new version atomically, and one bad video
 /// does not stop the batch.
 public struct Reprocessor: Sendable {
-    public var publisher: VersionedPublisher
+    public var target: ReprocessTarget
     public var preset: Preset
     public var runner: JobRunner
     public var jobs: Int
 
-    public init(publisher: VersionedPublisher, preset: Preset, runner: JobRunner, jobs: Int) {
-        self.publisher = publisher
+    public init(target: ReprocessTarget, preset: Preset, runner: JobRunner, jobs: Int) {
+        self.target = target
         self.preset = preset
         self.runner = runner
         self.jobs = jobs
     }
 
     /// Decides, for each video, whether it needs work.
-    public func plan(_ videos: [ArchivedVideo]) -> [ReprocessItem] {
-        let hash = preset.contentHash
-        return videos.map { video in
-            switch publisher.currentPresetHash(video.id) {
-            case hash?:
-                ReprocessItem(id: video.id, source: video.source, holdsUpload: video.holdsUpload, action: .skip,
-                              why: "already published with preset \(hash)")
-            case let other?:
-                ReprocessItem(id: video.id, source: video.source, holdsUpload: video.holdsUpload, action: .process,
-                              why: "published with preset \(other)")
-            case nil:
-                ReprocessItem(id: video.id, source: video.source, holdsUpload: video.holdsUpload, action: .process,
-                              why: "not published yet")
+    public func plan(_ videos: [ArchivedVideo]) async -> [ReprocessItem] {
+        var items: [ReprocessItem] = []
+        for video in videos {
+            var item = ReprocessItem(id: video.id, source: video.source, holdsUpload: video.holdsUpload, action: .process, why: "not published yet")
+            do {
+                switch try await currentPresetHash(video.id) {
+                case preset.contentHash?: (item.action, item.why) = (.skip, "already published with preset \(preset.contentHash)")
+                case let other?: item.why = "published with preset \(other)"
+                case nil: break
+                }
+            } catch {
+                item.why = "cannot read what is published: \(error)"
             }
+            items.append(item)
+        }
+        return items
+    }
+
+    /// The preset hash `id` is published with now, if any.
+    private func currentPresetHash(_ id: String) async throws -> String? {
+        switch target {
+        case .directory(let publisher): publisher.currentPresetHash(id)
+        case .bucket(let cdn, let storage): try await storage.pointer(of: "\(cdn)/\(id)")?.presetHash
         }
     }
 
@@ -75,7 +98,7 @@ public struct Reprocessor: Sendable {
         var done = 0, failed = 0
         for index in results.indices where results[index].action == .skip {
             results[index].result = .skipped
-            publisher.collectGarbage(results[index].id)
+            if case .directory(let publisher) = target { publisher.collectGarbage(results[index].id) }
         }
         let pending = results.indices.filter { results[$0].action == .process }
         await withTaskGroup(of: (Int, ReprocessItem).self) { group in
@@ -83,7 +106,12 @@ public struct Reprocessor: Sendable {
             func launch() -> Bool {
                 guard !stop.value, let index = next.next() else { return false }
                 let item = results[index]
-                group.addTask { (index, await self.process(item, stop: stop)) }
+                group.addTask {
+                    switch target {
+                    case .directory(let publisher): (index, await self.process(item, publisher: publisher, stop: stop))
+                    case .bucket(let cdn, let storage): (index, await self.process(item, cdn: cdn, storage: storage, stop: stop))
+                    }
+                }
                 return true
             }
             for _ in 0..<jobs where !launch() { break }
@@ -101,7 +129,7 @@ public struct Reprocessor: Sendable {
         return results
     }
 
-    private func process(_ initial: ReprocessItem, stop: StopFlag) async -> ReprocessItem {
+    private func process(_ initial: ReprocessItem, publisher: VersionedPublisher, stop: StopFlag) async -> ReprocessItem {
         var item = initial
         let started = ContinuousClock.now
         let version = VersionedPublisher.versionName(presetHash: preset.contentHash)
@@ -113,8 +141,7 @@ public struct Reprocessor: Sendable {
                 try? FileManager.default.removeItem(atPath: "\(root)/\(version)")
                 // The job's own files (result, progress) go to a private directory no one else can plant names in.
                 let scratch = try PrivateDirectory(prefix: "ingestd-reprocess-")
-                let input: TranscodeJob.Input = item.holdsUpload ? .soleEntry(of: item.source) : .path(item.source)
-                let outcome = await runner.run(input: input, output: "\(root)/\(version)", jobDirectory: scratch.path) { stop.value }
+                let outcome = await runner.run(input: item.input, output: "\(root)/\(version)", jobDirectory: scratch.path) { stop.value }
                 publisher.removeStaging(item.id)
                 switch outcome {
                 case .published: break
@@ -134,7 +161,7 @@ public struct Reprocessor: Sendable {
             }
             try publisher.activate(item.id, version: version)
             publisher.collectGarbage(item.id)
-            item.result = .published
+            (item.result, item.version) = (.published, "\(root)/\(version)")
         } catch {
             item.result = .failed
             item.error = "\(error)"
