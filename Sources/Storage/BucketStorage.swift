@@ -31,6 +31,10 @@ public struct BucketStorage: RemoteStorage {
         return RemotePointer(version: version.description, etag: etag, presetHash: try await publisher.presetHash(of: version))
     }
 
+    public func point(_ output: String, at version: String) async throws {
+        try await BucketPublisher(client: client).switchPointer(try Self.prefix(output), to: try Self.prefix(version), condition: .ifAbsent)
+    }
+
     public func publish(_ directory: String, to output: String, replacing current: RemotePointer?) async throws -> String {
         let condition: S3WriteCondition = current.map { .ifMatch($0.etag) } ?? .ifAbsent
         return try await BucketPublisher(client: client).publish(directory, to: try Self.prefix(output), condition: condition).version.description

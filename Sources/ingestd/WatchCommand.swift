@@ -1,7 +1,6 @@
 import ArgumentParser
 import Fleet
 import Foundation
-import ObjectStorage
 import Ingest
 import Logging
 import ServiceLifecycle
@@ -21,8 +20,11 @@ struct WatchCommand: AsyncParsableCommand {
 
         Each upload is claimed (moved to SPOOL/work/<id>/), transcoded in a child process with a \
         timeout and resource limits, published to CDN/<id>/ with one rename, and its original \
-        filed under SPOOL/archive/<id>/. Bad uploads go to SPOOL/rejected/<id>/ and uploads whose \
-        retries ran out to SPOOL/failed/<id>/, each with reason.json (code, message, attempts).
+        filed under SPOOL/archive/<id>/. With a bucket CDN (--cdn s3://bucket/prefix, credentials \
+        in the environment, see docs/STORAGE.md) the attempt is uploaded under CDN/<id>/t<attempt>/ \
+        and published by creating CDN/<id>/current.json (If-None-Match: *), which names it. Bad \
+        uploads go to SPOOL/rejected/<id>/ and uploads whose retries ran out to SPOOL/failed/<id>/, \
+        each with reason.json (code, message, attempts).
 
         SIGTERM or SIGINT: stop claiming, let jobs in flight finish for --grace seconds, then stop \
         them; they stay queued for the next start. kill -9 at any moment loses nothing: the next \
@@ -41,6 +43,7 @@ struct WatchCommand: AsyncParsableCommand {
 
         Examples:
           ingestd watch --spool /var/spool/ingestd --cdn /srv/cdn --jobs 2
+          ingestd watch --spool /var/spool/ingestd --cdn s3://media/cdn --s3-endpoint http://seaweed:8333
           ingestd watch --spool /var/spool/ingestd --cdn /srv/cdn --webhook https://api.example.com/hooks/video \
             --webhook-secret-file /etc/ingestd/webhook.secret
           ingestd watch --spool /mnt/shared/spool --cdn /mnt/shared/cdn --database postgres://ingestd@db/ingestd --jobs 0
@@ -67,16 +70,14 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         try WorkerOptions.requireRoot("--spool", SpoolLayout(root: spool).root)
-        if S3Location.isURL(options.cdn) {
-            throw Report.fail(S3Configuration.Invalid(description: "watch publishes to a directory only (a bucket CDN needs a pointer the spool does not keep yet); run `ingestd worker --cdn s3://…` on the queue"), json: false)
-        }
-        try WorkerOptions.requireRoot("--cdn", options.cdnPath)
+        let storage = try options.checkCDN()
         let logger = Log.make(label: "ingestd.watch", format: options.logFormat, defaultLevel: .info)
         let (preset, endpoint) = try Report.catching { (try presetOption.load(), try options.webhookOption.endpoint()) }
         let layout = SpoolLayout(root: spool)
         let metrics = WorkerMetrics(textfile: layout.metrics)
         var configuration = options.configuration(preset: preset, presetArgument: presetOption.resolvedArgument(),
                                                   lease: .seconds(60), poll: .seconds(1))
+        configuration.storage = storage
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         let store: (any JobStore)?
         var handOff: (any JobHandOff)?
@@ -87,7 +88,7 @@ struct WatchCommand: AsyncParsableCommand {
                 try Report.catching { try layout.outbox.create() }
                 services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: layout.outbox, logger: logger)))
             }
-            store = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox)
+            store = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox, storage: storage)
         } else {
             let database = try databaseOption.resolve()
             let client = database.makeClient(logger: logger)

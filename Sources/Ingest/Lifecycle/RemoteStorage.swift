@@ -16,6 +16,9 @@ public protocol RemoteStorage: Sendable {
     func refusesObject(_ error: any Error) -> Bool
     /// What `output`'s pointer (`output/current.json`) names now; nil when nothing is published there.
     func pointer(of output: String) async throws -> RemotePointer?
+    /// Creates `output`'s pointer, naming `version` (a prefix below it, already uploaded); throws
+    /// ``PointerMoved`` when `output` has one already.
+    func point(_ output: String, at version: String) async throws
     /// Uploads `directory` under a new version prefix of `output` and switches the pointer to it,
     /// only if the pointer is still `current` (created only if absent when nil); throws
     /// ``PointerMoved`` when another writer changed it meanwhile. Returns the version prefix.

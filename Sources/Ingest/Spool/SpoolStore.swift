@@ -6,18 +6,23 @@ import Synchronization
 /// jobs are claimable at once and ``rescue(now:)`` has nothing to do. Every claim writes a
 /// larger token into `job.json`; an end is filed, after its event (`events.ndjson`) and webhook
 /// (the outbox), by renaming the job directory into `archive/`, `rejected/` or `failed/`.
+/// With a bucket CDN the spool has no row to name a published attempt: the job's pointer
+/// `CDN/<id>/current.json` does (see ``point(_:)``).
 public final class SpoolStore: JobStore {
     public let spool: Spool
     let events: EventLog
     let outbox: Outbox?
     /// Where jobs are published (named in the `published` event).
     let cdn: String
+    /// The bucket of a bucket CDN (`s3://…`), where each job's pointer is created.
+    let storage: (any RemoteStorage)?
     /// The locks of the jobs this process holds, by id.
     let held = Mutex<[String: JobLock]>([:])
 
-    public init(layout: SpoolLayout, cdn: String, outbox: Outbox? = nil) {
+    public init(layout: SpoolLayout, cdn: String, outbox: Outbox? = nil, storage: (any RemoteStorage)? = nil) {
         spool = Spool(layout: layout)
         self.cdn = cdn
+        self.storage = storage
         events = EventLog(path: layout.events)
         self.outbox = outbox
     }
@@ -68,7 +73,9 @@ public final class SpoolStore: JobStore {
         switch filed {
         case .published(let result):
             try await publish()
-            events.append("published", job.id, ["output": "\(cdn)/\(job.id)", "duration": result.durationSeconds ?? 0])
+            var fields: [String: any Sendable] = ["output": "\(cdn)/\(job.id)", "duration": result.durationSeconds ?? 0]
+            if RemotePath.isRemote(cdn) { fields["version"] = try await point(job) }
+            events.append("published", job.id, fields)
             try webhook(filed).map { try outbox?.record($0) }
             try spool.finish(record, as: .archive)
         case .rejected(let reason), .failed(let reason):
@@ -89,6 +96,21 @@ public final class SpoolStore: JobStore {
         }
         await abandon(job)
         return true
+    }
+
+    /// Creates the job's pointer `CDN/<id>/current.json` (`If-None-Match: *`) naming this
+    /// attempt's prefix, uploaded while it held the job. One that exists already was created by
+    /// an earlier attempt that died before the job was filed: it stands, and is what is
+    /// published. Returns the version the pointer names.
+    private func point(_ job: ClaimedJob) async throws -> String {
+        guard let storage else { throw IngestError.cannotWrite(path: cdn, reason: "a bucket CDN, and no object storage configured") }
+        let output = "\(cdn)/\(job.id)", version = JobWorkerConfiguration.output(cdn: cdn, id: job.id, token: job.token)
+        do {
+            try await storage.point(output, at: version)
+            return version
+        } catch is PointerMoved {
+            return try await storage.pointer(of: output)?.version ?? version
+        }
     }
 
     public func abandon(_ job: ClaimedJob) async {

@@ -1,0 +1,47 @@
+import Foundation
+import IngestdTesting
+import Testing
+
+/// `watch --cdn s3://…` (#30): the spool daemon uploads each attempt under its own prefix and
+/// publishes it by creating `<id>/current.json`; a real SeaweedFS server, boto3 and ffprobe.
+@Suite(.enabled(if: ObjectStoreServer.binary != nil && S3Check.available, "SeaweedFS or boto3 is not installed"))
+struct BucketWatchTests {
+    @Test func anUploadDroppedInTheSpoolIsPublishedToTheBucket() throws {
+        let server = try ObjectStoreServer(name: "watch", publicRead: true)
+        let spool = Paths.scratch("bucket-watch-spool")
+        try? FileManager.default.removeItem(atPath: spool)
+        try FileManager.default.createDirectory(atPath: "\(spool)/incoming", withIntermediateDirectories: true)
+        let daemon = try BucketFleetTests.Worker(["watch", "--spool", spool, "--cdn", "s3://media/cdn", "--jobs", "1", "--settle", "0.5",
+                                                  "--backoff", "0.2", "--s3-endpoint", server.endpoint],
+                                                 environment: server.environment, name: "watch")
+        let source = Paths.sample("portrait_rotated.mp4")
+        try Daemon.drop(source, into: spool, as: "clip.mp4")
+        try Daemon.wait(timeout: 180, "the upload to be filed") { Daemon.entries("\(spool)/archive").count == 1 || !daemon.process.isRunning }
+        let id = try #require(Daemon.entries("\(spool)/archive").first, "\(daemon.output)")
+
+        let pointer = Paths.scratch("bucket-watch-current.json")
+        _ = try S3Check.run(server, ["get", server.bucket, "cdn/\(id)/current.json", pointer])
+        let current = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: pointer))) as? [String: Any])
+        let version = try #require(current.string("version"))
+        #expect(version == "t1", "the first attempt's prefix")
+        #expect(current.string("master") == "s3://media/cdn/\(id)/\(version)/master.m3u8")
+        let keys = try #require(try S3Check.run(server, ["list", server.bucket, "cdn/\(id)/"]) as? [String])
+        #expect(keys.contains("cdn/\(id)/\(version)/master.m3u8") && keys.contains("cdn/\(id)/\(version)/manifest.json"), "\(keys)")
+        #expect(keys.allSatisfy { $0 == "cdn/\(id)/current.json" || $0.hasPrefix("cdn/\(id)/\(version)/") }, "\(keys)")
+        #expect(Daemon.events(spool).contains { $0.string("event") == "published" && $0.string("version") == "s3://media/cdn/\(id)/\(version)" })
+
+        let sourceSeconds = try #require((try Tool.ffprobe(["-show_entries", "format=duration", source])["format"] as? [String: Any])?.double("duration"))
+        // The ladder from the bucket over HTTP, and its MP4 through a presigned URL.
+        let url = try Tool.run(Paths.binary, ["url", "s3://media/cdn/\(id)/\(version)/video.mp4", "--s3-endpoint", server.endpoint],
+                               environment: server.environment)
+        #expect(url.status == 0, "\(url.stderr)")
+        for published in ["\(server.endpoint)/media/cdn/\(id)/\(version)/360p/index.m3u8", url.stdout.trimmingCharacters(in: .whitespacesAndNewlines)] {
+            let probe = try Tool.ffprobe(["-show_entries", "format=duration", published])
+            let seconds = try #require((probe["format"] as? [String: Any])?.double("duration"))
+            #expect(abs(seconds - sourceSeconds) < 0.2, "\(published): \(seconds) s of \(sourceSeconds) s")
+        }
+        kill(daemon.process.processIdentifier, SIGTERM)
+        daemon.process.waitUntilExit()
+        #expect(daemon.process.terminationStatus == 0, "\(daemon.output)")
+    }
+}
