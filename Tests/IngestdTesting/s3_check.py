@@ -5,7 +5,7 @@ Reaches the server named by AWS_ENDPOINT_URL_S3 with AWS_ACCESS_KEY_ID / AWS_SEC
   ready BUCKET               exit 0 once the bucket answers
   head BUCKET KEY            {"size", "etag", "content_type", "cache_control"} or null
   get BUCKET KEY FILE        writes the object to FILE, prints its size
-  put BUCKET KEY FILE        uploads FILE, prints the ETag
+  put BUCKET KEY FILE [TYPE] uploads FILE (with Content-Type TYPE), prints the ETag
   list BUCKET PREFIX         [keys]
   pending BUCKET [PREFIX]    [[key, upload id]] of multipart uploads in progress (every page)
   start-upload BUCKET KEY…   begins a multipart upload of each KEY and uploads its first part
@@ -46,7 +46,8 @@ def main(command, *args):
         print(os.path.getsize(args[2]))
     elif command == "put":
         with open(args[2], "rb") as body:
-            print(json.dumps(s3.put_object(Bucket=args[0], Key=args[1], Body=body)["ETag"]))
+            extra = {"ContentType": args[3]} if len(args) > 3 else {}
+            print(json.dumps(s3.put_object(Bucket=args[0], Key=args[1], Body=body, **extra)["ETag"]))
     elif command == "list":
         keys = []
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=args[0], Prefix=args[1]):

@@ -51,6 +51,18 @@ struct BucketTranscodeTests {
                                                "video-sink=fakesink sync=false", "audio-sink=fakesink sync=false"])
             #expect(gst.status == 0 && gst.stdout.contains("Got EOS") && !gst.stdout.contains("ERROR"), "playbin3: \(gst.stdout.suffix(400)) \(gst.stderr)")
         }
+        // Chromium's native HLS player (a phone's browser engine), on a page in the same bucket:
+        // the master playlist, its media playlists and segments all read anonymously over HTTP,
+        // played to the end with frames decoded. Required, never skipped: `make test` installs it.
+        try #require(Chromium.binary != nil, "Chromium is not installed: `make test-deps` installs Debian's chromium")
+        let page = Paths.scratch("bucket-player.html")
+        try Chromium.playerPage().write(toFile: page, atomically: true, encoding: .utf8)
+        _ = try S3Check.run(server, ["put", server.bucket, "player.html", page, "text/html; charset=utf-8"])
+        let browser = try Chromium.play("\(server.endpoint)/media/player.html?src=/media/out/abc/\(version)/master.m3u8", timeout: 120)
+        #expect(browser["ended"] as? Bool == true && browser["error"] is NSNull && browser["timed_out"] as? Bool == false, "Chromium: \(browser)")
+        #expect((browser["videoWidth"] as? Int ?? 0) > 0 && (browser["videoHeight"] as? Int ?? 0) > 0, "frames decoded: \(browser)")
+        #expect(abs((browser["currentTime"] as? Double ?? 0) - sourceSeconds) < 0.25, "played to the end: \(browser)")
+        #expect((browser["failed_requests"] as? [String])?.isEmpty == true, "every request served: \(browser)")
 
         // The output exists now: a second run is refused before any work, and adds nothing.
         let again = try Self.ingestd(server, ["transcode", "s3://media/uploads/clip.mp4", "--out", "s3://media/out/abc", "--json"])

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Plays an HLS master playlist in headless Chromium's native HLS player, as the tests' browser.
+
+  chromium_play.py PAGE_URL TIMEOUT
+
+PAGE_URL is Benchmarks/lib/hls_play.py's player page (`player.html?src=…`, printed by
+`chromium_play.py page`), served from where the ladder is (here: the bucket itself). Chromium is
+driven over the DevTools protocol on a pipe (hls_play.py's CDP class, the same flags as
+`make bench-3g`), at full speed, cache off. Prints one JSON object once the video element fires
+`ended` or `error`, or TIMEOUT seconds pass: ended, error, timed_out, currentTime, duration,
+videoWidth, videoHeight, heights (played, in order), first_frame_s, and the requests that failed
+(status >= 400 or a network error).
+
+  chromium_play.py page      prints the player page's HTML
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Benchmarks", "lib"))
+import hls_play  # noqa: E402
+
+
+def play(url, timeout):
+    cdp = hls_play.CDP(hls_play.find_chromium())
+    try:
+        ctx = cdp.send("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]
+        target = cdp.send("Target.createTarget", {"url": "about:blank", "browserContextId": ctx})["targetId"]
+        session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        cdp.send("Network.enable", {}, session)
+        cdp.send("Network.setCacheDisabled", {"cacheDisabled": True}, session)
+        cdp.send("Page.enable", {}, session)
+        cdp.send("Runtime.enable", {}, session)
+        cdp.drain()
+        started = time.monotonic()
+        cdp.send("Page.navigate", {"url": url}, session)
+        r, timed_out = None, False
+        while True:
+            time.sleep(0.25)
+            try:
+                r = hls_play.evaluate(cdp, session, "window.__r && JSON.stringify(window.__r)")
+            except RuntimeError:
+                r = None  # navigating: no context yet
+            r = json.loads(r) if r else None
+            if r and r["done"]:
+                break
+            if time.monotonic() - started > timeout:
+                timed_out = True
+                break
+        video = hls_play.evaluate(cdp, session, """(() => { const v = document.getElementById('v');
+            return v ? JSON.stringify({currentTime: v.currentTime, duration: v.duration, videoWidth: v.videoWidth,
+                                       videoHeight: v.videoHeight, ended: v.ended}) : null; })()""")
+        video = json.loads(video) if video else {}
+        failed, statuses = [], {}
+        for e in cdp.drain():
+            if e.get("sessionId") != session:
+                continue
+            p = e.get("params", {})
+            if e["method"] == "Network.responseReceived":
+                statuses[p["requestId"]] = (p["response"]["url"], p["response"]["status"])
+            elif e["method"] == "Network.loadingFailed" and not p.get("canceled"):
+                failed.append(f"{p.get('errorText')} {statuses.get(p['requestId'], ('?',))[0]}")
+        failed += [f"{status} {url}" for url, status in statuses.values() if status >= 400]
+        return {"ended": bool(video.get("ended")) and bool(r and r["ended"] is not None),
+                "error": r["error"] if r else "the player page did not load", "timed_out": timed_out,
+                "currentTime": video.get("currentTime"), "duration": video.get("duration"),
+                "videoWidth": video.get("videoWidth"), "videoHeight": video.get("videoHeight"),
+                "heights": [h for _, h, _ in r["heights"]] if r else [], "first_frame_s": r["firstPlaying"] if r else None,
+                "canPlayHLS": r["canPlayHLS"] if r else None, "requests": len(statuses), "failed_requests": failed}
+    finally:
+        cdp.close()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["page"]:
+        sys.stdout.write(hls_play.PLAYER_HTML)
+    else:
+        print(json.dumps(play(sys.argv[1], float(sys.argv[2]))))
