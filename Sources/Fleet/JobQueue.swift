@@ -227,7 +227,7 @@ public struct JobQueue: Sendable {
                 """, logger: logger)
         case .released:
             rows = try await connection.query("""
-                UPDATE ingestd_jobs SET state = 'queued', attempts = attempts - 1, run_at = now(), lease_until = NULL,
+                UPDATE ingestd_jobs SET state = 'queued', attempts = attempts - 1, run_at = greatest(run_at, now()), lease_until = NULL,
                        worker = NULL, updated_at = now()
                  WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
                 RETURNING state

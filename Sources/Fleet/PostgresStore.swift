@@ -33,7 +33,7 @@ public struct PostgresStore: JobStore {
         self.webhooks = webhooks
     }
 
-    public static var defaultWorkerName: String { "\(ProcessInfo.processInfo.hostName)/\(getpid())" }
+    public static var defaultWorkerName: String { "\(HostName.current)/\(getpid())" }
 
     public func prepare() async throws {
         try await described {
@@ -115,6 +115,24 @@ public struct PostgresStore: JobStore {
             return false
         }
     }
+
+    /// Confirmed once two hosts found the input missing, or one did for ``missingWindow`` (a
+    /// fleet of one host, or every other host busy); until then the job is not due again for
+    /// ``missingRetry``, so that another host is likely to take it first.
+    public func inputMissing(_ job: ClaimedJob, host: String) async throws -> MissingInput {
+        let sightings = try await described { try await queue.inputMissing(job, host: host, retryAfter: Self.missingRetry) }
+        guard let sightings else { throw JobQueue.FenceLost(id: job.id, token: job.token) }
+        if sightings.hosts.count >= 2 {
+            return .confirmed(note: "missing on \(sightings.hosts.joined(separator: " and "))")
+        }
+        if sightings.seconds >= Self.missingWindow.seconds {
+            return .confirmed(note: "missing on \(sightings.hosts.joined(separator: " and ")) for \(Int(sightings.seconds)) s")
+        }
+        return .unconfirmed
+    }
+
+    static let missingRetry = Duration.seconds(5)
+    static let missingWindow = Duration.seconds(120)
 
     /// Measured with one round trip, against its midpoint.
     public func clockOffset() async throws -> Double? {

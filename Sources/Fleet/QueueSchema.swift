@@ -67,6 +67,9 @@ public enum QueueSchema {
         // The `id` in an upload directory's upload.json, for the events made in SQL (a lease's rescue).
         // Job events by age, for pruning (JobQueue.pruneEvents).
         ["ALTER TABLE ingestd_jobs ADD COLUMN upload_id text", "CREATE INDEX ingestd_job_events_at ON ingestd_job_events (at)"],
+        // Hosts that found a job's input missing, and since when: a missing input is charged to
+        // the upload only once a second host confirms it (PostgresStore.inputMissing).
+        ["ALTER TABLE ingestd_jobs ADD COLUMN missing_on text[] NOT NULL DEFAULT '{}', ADD COLUMN missing_since timestamptz"],
     ]
 
     /// The schema version this build needs.

@@ -90,7 +90,7 @@ struct WatchCommand: AsyncParsableCommand {
             }
             store = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox, storage: storage)
         } else {
-            let database = try databaseOption.resolve()
+            let database = try databaseOption.resolve(jobs: options.jobs)
             let client = database.makeClient(logger: logger)
             let queue = JobQueue(client: client, logger: logger, timeout: database.callTimeout)
             try await Self.migrate(database)

@@ -108,4 +108,56 @@ import Transcode
         print("uploads mount: not ready \(notReady) s after it went, ready \(readyAgain) s after it came back; 0 attempts charged over 20 jobs")
         _ = worker
     }
+
+    /// A missing input is charged to the upload only once a second host confirms it (#29 item 1).
+    /// Host A sees its uploads root and marker but not the upload's directory (a worker in a mount
+    /// and UTS namespace of its own, an empty file system mounted over `batch/`: a sub-mount gone,
+    /// a stale cache): it releases both jobs uncharged. Host B sees the clip and publishes it; the
+    /// file no host sees is rejected once B confirms it, naming both hosts. Before: host A
+    /// rejected the clip it could not see.
+    @Test(.enabled(if: MountSupport.available && PostgresServer.binaries != nil, "needs root (unshare, mount) and PostgreSQL"))
+    func aMissingInputIsChargedOnlyOnceASecondHostConfirmsIt() throws {
+        let server = try PostgresServer(name: "confirm")
+        let base = Paths.scratch("confirm-missing")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn", uploads = "\(base)/uploads"
+        for directory in [cdn, "\(uploads)/batch"] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        try FileManager.default.copyItem(atPath: Paths.sample("noaudio_odd.webm"), toPath: "\(uploads)/batch/clip.webm")
+        try FileManager.default.copyItem(atPath: Paths.sample("noaudio_odd.webm"), toPath: "\(uploads)/gone.webm")
+        let clip = try DatabaseFaultTests.submit(server.url, "\(uploads)/batch/clip.webm")
+        let gone = try Self.submitted(server.url, uploads, "\(uploads)/gone.webm")
+        try FileManager.default.removeItem(atPath: "\(uploads)/gone.webm")
+        let arguments = ["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--jobs", "1", "--poll", "0.5"]
+        func host(_ name: String, hiding: String? = nil) -> [String] {
+            ["/usr/bin/unshare", "--mount", "--uts", "--fork", "sh", "-c",
+             "hostname \(name) && \(hiding.map { "mount -t tmpfs tmpfs \($0) && " } ?? "")exec \"$0\" \"$@\""]
+        }
+        func released(_ id: String) -> Int {
+            Int((try? server.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = '\(id)' AND event = 'released'")) ?? "") ?? 0
+        }
+        var hostA: WorkerProcess? = try WorkerProcess(arguments, log: "\(base)/a.log", launcher: host("host-a", hiding: "\(uploads)/batch"))
+        try Daemon.wait(timeout: 60, "host A to release both jobs") { released(clip) >= 1 && released(gone) >= 1 }
+        // unshare --fork does not pass signals on: the worker is its child.
+        for worker in Daemon.children(of: hostA!.process.processIdentifier) { kill(worker, SIGTERM) }
+        try Daemon.wait(timeout: 30, "host A to stop") { !hostA!.process.isRunning }
+        hostA = nil
+        #expect(try server.sql("SELECT string_agg(state || ' ' || attempts, ',' ORDER BY id) FROM ingestd_jobs") == "queued 0,queued 0",
+                "nothing charged by the host that could not see the uploads")
+
+        let hostB = try WorkerProcess(arguments, log: "\(base)/b.log", launcher: host("host-b"))
+        try Daemon.wait(timeout: 120, "both jobs to end") {
+            (try? server.sql("SELECT count(*) FROM ingestd_jobs WHERE state IN ('queued', 'running')")) == "0"
+        }
+        #expect(try server.sql("SELECT state || ' ' || attempts FROM ingestd_jobs WHERE id = '\(clip)'") == "published 1")
+        let rejection = try server.sql("SELECT state || ' ' || attempts || ' ' || (reason->>'message') FROM ingestd_jobs WHERE id = '\(gone)'")
+        #expect(rejection.hasPrefix("rejected 1 ") && rejection.contains("missing on host-a and host-b"), "\(rejection)")
+        _ = hostB
+    }
+
+    /// `submit --json` of one file with its own uploads root; its job id.
+    static func submitted(_ database: String, _ uploads: String, _ path: String) throws -> String {
+        let result = try Tool.run(Paths.binary, ["submit", "--json", "--database", database, "--uploads", uploads, path])
+        let jobs = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
+        return try #require(jobs?.first?["id"] as? String, "submit: \(result.stderr)")
+    }
 }

@@ -34,6 +34,11 @@ public protocol JobStore: Sendable {
     /// The store's clock minus this host's, in seconds, measured now; nil when the store keeps
     /// no clock of its own (the spool: this host's is the only one).
     func clockOffset() async throws -> Double?
+    /// This host found the job's input missing although its uploads root checks out: says
+    /// whether that is confirmed (the upload is then rejected) or may be this host's view alone
+    /// (a stale network file system cache, a missing sub-mount: the job is then released for
+    /// another host to try). Recorded only while the attempt holds the job.
+    func inputMissing(_ job: ClaimedJob, host: String) async throws -> MissingInput
     /// Lets go of a job this worker holds but will record nothing for (its lease was lost, or
     /// recording its end was given up): the spool's lock goes, as if the holder had died; the
     /// queue's lease simply runs out.
@@ -52,7 +57,18 @@ extension JobStore {
 
     public func clockOffset() async throws -> Double? { nil }
 
+    /// A store on one host (the spool, whose inputs are its own) has no other host to ask.
+    public func inputMissing(_ job: ClaimedJob, host: String) async throws -> MissingInput { .confirmed(note: nil) }
+
     public func depth() async throws -> Int { try await status().queued }
+}
+
+/// Whether a missing input is the upload's fault (``JobStore/inputMissing(_:host:)``).
+public enum MissingInput: Sendable, Equatable {
+    /// Missing for good; `note` says who found it so (added to the rejection's message).
+    case confirmed(note: String?)
+    /// Perhaps this host's view alone: the job goes back uncharged for another host to try.
+    case unconfirmed
 }
 
 /// An error of a store that may say whether retrying the same write can ever succeed.

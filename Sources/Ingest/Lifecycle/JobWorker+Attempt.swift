@@ -89,10 +89,23 @@ extension JobWorker {
             }
         }
         if let refusal = (remoteInput == nil ? configuration.uploads?.refusal(for: input) : nil) ?? UploadPrecheck.check(input, limits: limits) {
-            // A missing input on a host that cannot see its uploads is the host's fault, not the upload's.
-            if refusal.code == "missing", let problem = configuration.uploads?.problem() {
-                await hostFault(problem)
-                return .released
+            if refusal.code == "missing" {
+                // A missing input on a host that cannot see its uploads is the host's fault, not the upload's.
+                if let problem = configuration.uploads?.problem() {
+                    await hostFault(problem)
+                    return .released
+                }
+                // The root checks out, yet the file may be missing from this host's view alone:
+                // charged to the upload only once the store confirms it (another host, or time).
+                switch try? await store.inputMissing(job, host: HostName.current) {
+                case .confirmed(let note)?:
+                    return .rejected(Reason(code: refusal.code, message: note.map { "\(refusal.message) (\($0))" } ?? refusal.message, attempts: job.attempt))
+                case .unconfirmed?:
+                    log.warning("input missing on this host only so far: released for another host to confirm", metadata: ["input": "\(job.input.description)"])
+                    return .released
+                case nil:
+                    return .released  // the store will be asked again on the next attempt
+                }
             }
             return .rejected(Reason(code: refusal.code, message: refusal.message, attempts: job.attempt))
         }
