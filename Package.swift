@@ -30,7 +30,10 @@ let package = Package(
                               "libswresample-dev", "libswscale-dev", "libavfilter-dev"])]
         ),
         .target(name: "Transcode", dependencies: ["CFFmpeg"]),
+        // Landlock's three system calls, for confining job processes (Ingest's JobSandbox).
+        .target(name: "CLandlock"),
         .target(name: "Ingest", dependencies: [
+            "CLandlock",
             "Transcode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -113,15 +113,20 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         return PostgresClient(configuration: configuration, backgroundLogger: background)
     }
 
+    /// One plain connection, opened and closed: an unreachable server, a refused login or a
+    /// missing database fails within the connect timeout with the server's own reason, where
+    /// the pool would only say, after its retries, that no connection came.
+    public func probe(logger: Logger) async throws {
+        try await PostgresConnection.connect(configuration: connection, id: 0, logger: logger).close()
+    }
+
     /// Runs `body` with a running client, then shuts the client down.
     /// For one-shot commands: the pool's own chatter (such as its warning when the first query
     /// races `run()`) is kept below errors; failures reach the caller as thrown errors.
     public func withClient<T: Sendable>(logger: Logger, _ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
         var background = logger
         background.logLevel = max(.error, logger.logLevel)
-        // One plain connection first: an unreachable server fails within the connect timeout
-        // with its own reason, rather than after the pool's retries with a circuit breaker's.
-        try await PostgresConnection.connect(configuration: connection, id: 0, logger: background).close()
+        try await probe(logger: background)
         let client = makeClient(logger: background)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { await client.run(); return nil }

@@ -3,6 +3,11 @@ import Ingest
 import PostgresNIO
 
 extension JobQueue {
+    /// How long a job whose input one host found missing waits for another host to look: the
+    /// claim skips it for that host meanwhile; past it, one host's sightings confirm it (a fleet
+    /// of one host).
+    public static let missingWindow = Duration.seconds(120)
+
     /// Who has found a job's input missing so far, and for how long (``inputMissing(_:host:window:retryAfter:)``).
     public struct MissingSightings: Sendable {
         /// Hosts that found it missing, first first.

@@ -221,7 +221,7 @@ public struct JobQueue: Sendable {
             rows = try await connection.query("""
                 UPDATE ingestd_jobs
                    SET state = 'queued', run_at = now() + make_interval(secs => \(after.seconds)), reason = \(reason)::jsonb,
-                       lease_until = NULL, updated_at = now()
+                       lease_until = NULL, missing_on = '{}', missing_since = NULL, updated_at = now()
                  WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
                 RETURNING state
                 """, logger: logger)

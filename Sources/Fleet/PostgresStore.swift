@@ -24,8 +24,13 @@ public struct PostgresStore: JobStore {
     /// Whether the rescue records `upload.failed` webhooks (give every worker the same setting).
     let webhooks: Bool
 
-    public init(queue: JobQueue, worker: String = Self.defaultWorkerName, lease: Duration, maxAttempts: Int, cdn: String, webhooks: Bool) {
+    /// Asked first by ``prepare()``, for the server's own reason when it cannot be used.
+    let database: DatabaseURL?
+
+    public init(queue: JobQueue, database: DatabaseURL? = nil, worker: String = Self.defaultWorkerName, lease: Duration, maxAttempts: Int,
+                cdn: String, webhooks: Bool) {
         self.queue = queue
+        self.database = database
         self.worker = worker
         self.lease = lease
         self.maxAttempts = maxAttempts
@@ -37,7 +42,12 @@ public struct PostgresStore: JobStore {
 
     public func prepare() async throws {
         try await described {
-            try await queue.client.ready()
+            if let database {
+                // A refused login or a missing database says so (and stops the worker) here.
+                let probed = try await withinDeadline(queue.timeout) { [logger = queue.logger] in try await database.probe(logger: logger) }
+                if probed == nil { throw DatabaseTimeout(seconds: queue.timeout.seconds) }
+            }
+            try await queue.client.ready(tries: 1)  // the worker retries with its backoff
             try await QueueSchema.migrate(queue.client, logger: queue.logger)
         }
     }
@@ -116,23 +126,22 @@ public struct PostgresStore: JobStore {
         }
     }
 
-    /// Confirmed once two hosts found the input missing, or one did for ``missingWindow`` (a
-    /// fleet of one host, or every other host busy); until then the job is not due again for
-    /// ``missingRetry``, so that another host is likely to take it first.
+    /// Confirmed once two hosts found the input missing, or one did again after
+    /// ``JobQueue/missingWindow`` (for which its claims skip the job: a fleet of one host, or no
+    /// other host took it); until then the job is not due again for ``missingRetry``.
     public func inputMissing(_ job: ClaimedJob, host: String) async throws -> MissingInput {
         let sightings = try await described { try await queue.inputMissing(job, host: host, retryAfter: Self.missingRetry) }
         guard let sightings else { throw JobQueue.FenceLost(id: job.id, token: job.token) }
         if sightings.hosts.count >= 2 {
             return .confirmed(note: "missing on \(sightings.hosts.joined(separator: " and "))")
         }
-        if sightings.seconds >= Self.missingWindow.seconds {
+        if sightings.seconds >= JobQueue.missingWindow.seconds {
             return .confirmed(note: "missing on \(sightings.hosts.joined(separator: " and ")) for \(Int(sightings.seconds)) s")
         }
         return .unconfirmed
     }
 
     static let missingRetry = Duration.seconds(5)
-    static let missingWindow = Duration.seconds(120)
 
     /// Measured with one round trip, against its midpoint.
     public func clockOffset() async throws -> Double? {
@@ -205,7 +214,8 @@ public struct PostgresStore: JobStore {
                let inner = (transaction.commitError ?? transaction.closureError) as? PSQLError {
                 state = inner.serverInfo?[.sqlState] ?? ""
             }
-            throw QueueError(description: describeDatabaseError(error), isPermanent: ["22", "23", "42"].contains(String(state.prefix(2))))
+            throw QueueError(description: describeDatabaseError(error), isPermanent: ["22", "23", "42"].contains(String(state.prefix(2))),
+                             isConfiguration: state.hasPrefix("28") || state == "3D000" || state == "42501")
         }
     }
 }

@@ -29,4 +29,7 @@ public struct QueueError: Error, CustomStringConvertible, StoreRefusal {
     /// The server refused the values themselves (SQLSTATE classes 22 data exception, 23
     /// integrity violation, 42 syntax or access): the same write fails every time.
     public var isPermanent = false
+    /// The server refused this client (SQLSTATE class 28 authentication, 3D000 no such
+    /// database, 42501 no privilege): no retry helps until the configuration changes.
+    public var isConfiguration = false
 }

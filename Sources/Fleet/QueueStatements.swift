@@ -12,6 +12,9 @@ enum QueueStatements {
                        lease_until = now() + make_interval(secs => $2::float8), updated_at = now()
                  WHERE id = (SELECT id FROM ingestd_jobs
                               WHERE state = 'queued' AND run_at <= now()
+                                -- not a job this host found its input missing for, while other hosts may confirm it
+                                AND NOT (split_part($1::text, '/', 1) = ANY(missing_on)
+                                         AND missing_since > now() - make_interval(secs => \(JobQueue.missingWindow.seconds)))
                               ORDER BY run_at, id
                               LIMIT 1
                               FOR UPDATE SKIP LOCKED)
@@ -65,7 +68,7 @@ enum QueueStatements {
         static let sql = """
             WITH published AS (
                 UPDATE ingestd_jobs SET state = 'published', output = $1::text, manifest = $2::text::jsonb,
-                       lease_until = NULL, reason = NULL, updated_at = now(), finished_at = now()
+                       lease_until = NULL, reason = NULL, missing_on = '{}', missing_since = NULL, updated_at = now(), finished_at = now()
                  WHERE id = $3::text AND token = $4::bigint AND state = 'running'
                 RETURNING id, attempts
             ), logged AS (

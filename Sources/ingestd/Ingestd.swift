@@ -3,6 +3,13 @@ import Ingest
 
 @main
 struct Ingestd: AsyncParsableCommand {
+    /// A job process confines itself here, on the main thread before any other thread exists
+    /// (Landlock confines the calling thread and the threads it creates later).
+    static func main() async {
+        JobRunCommand.confineFirst(CommandLine.arguments)
+        await main(nil)
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "ingestd",
         abstract: "Turns uploaded phone videos into HLS ladders, an MP4 and thumbnails, in-process with FFmpeg's libraries.",
@@ -34,6 +41,6 @@ struct Ingestd: AsyncParsableCommand {
         """,
         version: "0.2.0",
         subcommands: [TranscodeCommand.self, WatchCommand.self, SubmitCommand.self, WorkerCommand.self, StatusCommand.self,
-                      ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, URLCommand.self, SweepCommand.self, ServeCommand.self, UploadURLCommand.self, DatabaseCommand.self, JobRunCommand.self, QueueBenchCommand.self]
+                      ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, URLCommand.self, SweepCommand.self, ServeCommand.self, UploadURLCommand.self, DatabaseCommand.self, JobRunCommand.self, SandboxCheckCommand.self, QueueBenchCommand.self]
     )
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import Ingest
 import Logging
 import Transcode
@@ -15,6 +16,26 @@ struct JobRunCommand: AsyncParsableCommand {
     /// The ``JobRequest`` as JSON (see `JobProcessContract.swift`).
     @Argument var request: String
 
+    /// How ``confineFirst(_:)`` went: nil when confined, or why not; an error when Landlock
+    /// refused the rules (the job then fails rather than run unconfined).
+    static let confinement = Mutex<Result<String?, JobSandbox.Refused>>(.success("not confined yet"))
+
+    /// Before the first byte of the upload is read, and before any other thread exists: the
+    /// job process may read its input, write its directories, and reach no network.
+    static func confineFirst(_ arguments: [String]) {
+        guard arguments.count == 3, arguments[1] == "job-run", let request = try? JobRequest(argument: arguments[2]) else { return }
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 1
+        let result: Result<String?, JobSandbox.Refused>
+        do {
+            result = .success(try JobSandbox.confine(request).map { $0 } ?? (threads > 1 ? "\(threads) threads ran before confinement" : nil))
+        } catch let error as JobSandbox.Refused {
+            result = .failure(error)
+        } catch {
+            result = .failure(JobSandbox.Refused(step: "\(error)"))
+        }
+        confinement.withLock { $0 = result }
+    }
+
     func run() async throws {
         // Own process group: a Ctrl-C aimed at the daemon's terminal must not cut the job short;
         // the daemon decides when its jobs stop.
@@ -27,6 +48,11 @@ struct JobRunCommand: AsyncParsableCommand {
         let outcome: JobResult
         var status = ExitStatus.success
         do {
+            switch Self.confinement.withLock({ $0 }) {
+            case .success(let unconfined?): logger.warning("job process not confined", metadata: ["why": "\(unconfined)"])
+            case .success(nil): break
+            case .failure(let error): throw error
+            }
             let preset = try PresetOption.load(request.preset)
             let (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(4))
             let job = TranscodeJob(input: request.input, destination: request.output, preset: preset, parent: parent,

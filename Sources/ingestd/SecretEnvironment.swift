@@ -8,9 +8,16 @@ enum SecretEnvironment {
 
     /// Overwrites and removes `names` (call once every client that needs them is made).
     static func forget(_ names: [String] = names) {
-        for name in names {
-            if let value = getenv(name) { memset(value, 0, strlen(value)) }
-            unsetenv(name)
+        // Every entry of each name (an environment may hold one twice; getenv finds the first).
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "="), names.contains(String(text[..<equals])) {
+                let offset = text.utf8.distance(from: text.utf8.startIndex, to: equals) + 1
+                memset(pointer + offset, 0, strlen(pointer + offset))
+            }
+            entry += 1
         }
+        for name in names { unsetenv(name) }
     }
 }

@@ -389,6 +389,24 @@ struct DatabaseFaultTests {
         _ = worker
     }
 
+    /// A database that refuses the worker itself (here: no such database, SQLSTATE 3D000) is a
+    /// configuration error no retry fixes: the worker says so and exits 69, rather than waiting.
+    @Test(.offTheSharedPool) func aWorkerTheDatabaseRefusesStops() throws {
+        let server = try PostgresServer(name: "refuses")
+        let base = Paths.scratch("refuses")
+        try? FileManager.default.removeItem(atPath: base)
+        try FileManager.default.createDirectory(atPath: "\(base)/cdn", withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: "\(base)/.ingestd-uploads", contents: nil)
+        let url = server.url.replacingOccurrences(of: "/ingestd", with: "/nosuchdb", options: .backwards)
+        let started = Date()
+        let worker = try WorkerProcess(["worker", "--database", url, "--cdn", "\(base)/cdn", "--uploads", base, "--poll", "0.2"],
+                                       log: "\(base)/worker.log")
+        try Daemon.wait(timeout: 60, "the worker to stop") { !worker.process.isRunning }
+        let said = (try? String(contentsOfFile: "\(base)/worker.log", encoding: .utf8)) ?? ""
+        #expect(worker.process.terminationStatus == 69 && said.contains("nosuchdb") && said.contains("does not exist"),
+                "exit \(worker.process.terminationStatus) after \(Self.elapsed(since: started)) s: \(said)")
+    }
+
     /// A worker started while its database is down starts anyway (#29 item 10): not ready,
     /// one line per backoff step, SIGTERM honoured at once; and one whose database comes up
     /// later takes its jobs by itself. (Before: `prepare` ran before the shutdown handler and

@@ -107,12 +107,43 @@ import Testing
         #expect(!environment.contains("hunter2") && !environment.contains("INGESTD_DATABASE_URL"), "\(environment)")
         #expect(read("/proc/\(job)/cmdline").contains("job-run") && !read("/proc/\(job)/cmdline").contains("hunter2"))
         #expect(!read("/proc/\(worker.processIdentifier)/cmdline").contains("hunter2"))
+        // Confined by Landlock (#29 item 8: the webhook secret file is the worker's user's too):
+        // restricting itself sets no_new_privs, which the kernel shows.
+        if JobSandboxSupport.available {
+            #expect(throws: Never.self, "the job process is confined") {
+                try Daemon.wait(timeout: 10, "the job process to confine itself") { read("/proc/\(job)/status").contains("NoNewPrivs:\t1") }
+            }
+        }
         // The worker's own environment as the kernel shows it: the values it read are gone.
         let own = read("/proc/\(worker.processIdentifier)/environ")
         #expect(own.contains("PATH=") && !own.contains("hunter2"), "\(own)")
         try Daemon.wait(timeout: 120, "the job to be published") {
             (try? server.sql("SELECT state FROM ingestd_jobs")) == "published"
         }
+    }
+
+    /// A job process confines itself (Landlock) before it reads an upload: it can read its
+    /// input, not a secret file beside it nor `/etc`, and cannot open a TCP connection (#29 item
+    /// 8; "no upload may make the worker read anything outside it"). `sandbox-check` confines
+    /// itself with the job process's rules, then tries.
+    @Test(.enabled(if: JobSandboxSupport.available, "this kernel has no Landlock"))
+    func aConfinedJobProcessReadsItsUploadAndNothingElse() throws {
+        let base = Paths.scratch("sandbox")
+        try? FileManager.default.removeItem(atPath: base)
+        let upload = "\(base)/upload", job = "\(base)/job", secret = "\(base)/webhook.secret"
+        for directory in [upload, job] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        try Data("clip".utf8).write(to: URL(fileURLWithPath: "\(upload)/clip.mp4"))
+        try Data("whsec_hunter2".utf8).write(to: URL(fileURLWithPath: secret))
+        let listener = try TCPListener()
+        let result = try Tool.run(Paths.binary, ["sandbox-check", "--read", upload, "--write", job, "--open", "\(upload)/clip.mp4",
+                                                 "--open", secret, "--open", "/etc/hostname", "--connect", "127.0.0.1:\(listener.port)"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+        let opened = report["opened"] as? [String: String] ?? [:]
+        #expect(report["confined"] as? Bool == true, "\(report)")
+        #expect(opened["\(upload)/clip.mp4"] == "ok")
+        #expect(opened[secret] == "Permission denied" && opened["/etc/hostname"] == "Permission denied", "\(opened)")
+        #expect(report["connect"] as? String == "Permission denied", "\(report)")
+        #expect(listener.accepts(), "the listener itself takes connections from an unconfined process")
     }
 
     /// SIGTERM is honoured within `--grace` (plus the 5 s a stopped job process is given) even
@@ -144,4 +175,46 @@ import Testing
         #expect(took < 30, "SIGTERM honoured without waiting out the lease: \(took) s\n\(said)")
         #expect(said.contains("grace period over") && said.contains("cannot record the job's end") && said.contains("worker stopped"), "\(said)")
     }
+}
+
+/// Whether this kernel has Landlock (the job processes' confinement).
+enum JobSandboxSupport {
+    static let available: Bool = {
+        let result = try? Tool.run(Paths.binary, ["sandbox-check"])
+        return result?.stdout.contains("\"confined\":true") == true
+    }()
+}
+
+/// A TCP socket listening on a free loopback port.
+final class TCPListener {
+    let socket: Int32
+    let port: Int
+
+    init() throws {
+        port = try PostgresServer.freePort()
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(socket, 4) == 0 else { throw Tool.ProbeFailure(message: "cannot listen on \(port)") }
+    }
+
+    /// Whether an unconfined connection to it succeeds.
+    func accepts() -> Bool {
+        let client = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    deinit { close(socket) }
 }

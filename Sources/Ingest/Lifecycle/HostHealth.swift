@@ -25,7 +25,12 @@ struct HostHealth: Sendable {
         let onCDN = space(cdn)
         var check = Check(problem: onCDN.problem, freeBytes: onCDN.free)
         var cdnInfo = stat(), scratchInfo = stat()
-        if check.problem == nil, stat(cdn, &cdnInfo) == 0, stat(scratch, &scratchInfo) == 0, cdnInfo.st_dev != scratchInfo.st_dev {
+        guard check.problem == nil, stat(cdn, &cdnInfo) == 0 else { return check }
+        guard stat(scratch, &scratchInfo) == 0 else {
+            check.problem = "scratch \(scratch): \(String(cString: strerror(errno))) (is it mounted?)"
+            return check
+        }
+        if cdnInfo.st_dev != scratchInfo.st_dev {
             let inScratch = space(scratch)
             check.scratchFreeBytes = inScratch.free
             check.problem = inScratch.problem.map { "scratch \($0)" }

@@ -75,6 +75,13 @@ public enum MissingInput: Sendable, Equatable {
 public protocol StoreRefusal: Error {
     /// True when the store refused the values themselves (retrying cannot help).
     var isPermanent: Bool { get }
+    /// True when the store refuses this client (credentials, a missing database): a worker
+    /// that has never reached its store stops rather than retrying for ever.
+    var isConfiguration: Bool { get }
+}
+
+extension StoreRefusal {
+    public var isConfiguration: Bool { false }
 }
 
 /// Jobs by state, in ``JobEnd``'s words plus the two live states (`status --json`'s `states`).

@@ -40,7 +40,9 @@ extension JobWorker {
             let needed = job.directory == nil || job.preset != nil || bucket != nil || remoteInput != nil
             scratch = needed ? try PrivateDirectory(prefix: "ingestd-job-") : nil
         } catch {
-            return (configuration.retry.end(attempt: job.attempt, Reason(code: "internal", message: "cannot prepare the job: \(error)", attempts: job.attempt)), nil)
+            // The scratch file system (TMPDIR) gone or full: the host's fault, not the upload's.
+            await hostFault("cannot make the job's scratch directory: \(error)")
+            return (.released, nil)
         }
         return (await attempt(job, output: output, bucket: bucket, remoteInput: remoteInput, scratch: scratch, lease: lease, log: log), scratch)
     }
@@ -97,14 +99,19 @@ extension JobWorker {
                 }
                 // The root checks out, yet the file may be missing from this host's view alone:
                 // charged to the upload only once the store confirms it (another host, or time).
-                switch try? await store.inputMissing(job, host: HostName.current) {
-                case .confirmed(let note)?:
-                    return .rejected(Reason(code: refusal.code, message: note.map { "\(refusal.message) (\($0))" } ?? refusal.message, attempts: job.attempt))
-                case .unconfirmed?:
-                    log.warning("input missing on this host only so far: released for another host to confirm", metadata: ["input": "\(job.input.description)"])
+                do {
+                    switch try await store.inputMissing(job, host: HostName.current) {
+                    case .confirmed(let note):
+                        await missingInput(confirmed: true)
+                        return .rejected(Reason(code: refusal.code, message: note.map { "\(refusal.message) (\($0))" } ?? refusal.message, attempts: job.attempt))
+                    case .unconfirmed:
+                        log.warning("input missing on this host only so far: released for another host to confirm", metadata: ["input": "\(job.input.description)"])
+                        await missingInput(confirmed: false)
+                        return .released
+                    }
+                } catch {
+                    log.warning("input missing; the store could not record it, the job goes back", metadata: ["error": "\(error)"])
                     return .released
-                case nil:
-                    return .released  // the store will be asked again on the next attempt
                 }
             }
             return .rejected(Reason(code: refusal.code, message: refusal.message, attempts: job.attempt))

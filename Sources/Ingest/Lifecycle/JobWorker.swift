@@ -22,6 +22,8 @@ public actor JobWorker: Service {
     /// After a host fault, no claim before this, even if the check passes (doubling pauses).
     private var hostPausedUntil: ContinuousClock.Instant?
     private var hostPause = Duration.seconds(5)
+    /// Inputs in a row this host found missing that no other host had confirmed.
+    private var unconfirmedMissing = 0
     /// While the store does not answer: no call before this (capped exponential backoff, jittered).
     private var storeRetryAt: ContinuousClock.Instant?
     private var storeBackoff = Duration.zero
@@ -29,6 +31,8 @@ public actor JobWorker: Service {
     /// so a worker started while its database is down waits for it, not ready, and honours
     /// SIGTERM meanwhile.
     private var prepared = false
+    /// Set when the store refuses this worker's configuration before it was ever prepared.
+    private var refused: (any Error)?
     private let wakeups: AsyncStream<Void>
     private let wakeup: AsyncStream<Void>.Continuation
     /// Set once the grace period is over: job processes are stopped and their jobs released.
@@ -61,7 +65,7 @@ public actor JobWorker: Service {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 for await _ in wakeups {
-                    if draining { break }
+                    if draining || refused != nil { break }
                     for job in await nextClaims() {
                         group.addTask { await self.process(job) }
                     }
@@ -78,6 +82,7 @@ public actor JobWorker: Service {
         }
         ticker.cancel()
         listener.cancel()
+        if let refused { throw refused }
         logger.info("worker stopped")
     }
 
@@ -134,6 +139,13 @@ public actor JobWorker: Service {
             storeRetryAt = nil
             storeBackoff = .zero
         } catch {
+            if !prepared, (error as? StoreRefusal)?.isConfiguration == true {
+                // Wrong credentials or database: no retry helps; say so and stop (exit 69).
+                logger.error("the job store refuses this worker", metadata: ["error": "\(error)"])
+                refused = error
+                wakeup.yield()
+                return []
+            }
             lastUpkeep = nil
             metrics.storeUnreachable("\(error)")
             // One line per step: 0.5 s doubling to 30 s, each with ±20 % jitter so a fleet that
@@ -175,7 +187,22 @@ public actor JobWorker: Service {
         metrics.hostReady(false, why: problem)
     }
 
-    func published() { hostPause = .seconds(5) }
+    func published() {
+        hostPause = .seconds(5)
+        unconfirmedMissing = 0
+    }
+
+    /// A host that keeps finding inputs missing which no other host has confirmed is the likely
+    /// fault (a stale mount under a healthy root): after three in a row it claims nothing for a
+    /// while, so it cannot turn the backlog over to be rejected on its say alone.
+    func missingInput(confirmed: Bool) {
+        guard !confirmed else { unconfirmedMissing = 0; return }
+        unconfirmedMissing += 1
+        if unconfirmedMissing >= 3 {
+            unconfirmedMissing = 0
+            hostFault("inputs missing on this host that no other host has confirmed, three in a row (is its view of the uploads stale?)")
+        }
+    }
 
     /// The store's clock minus this host's: kept for webhook timestamps, exported, and warned
     /// about (once each time it crosses) past 5 s, where leases and logs start to disagree.

@@ -18,7 +18,7 @@ public struct BucketUploadsRoot: Sendable, CustomStringConvertible {
     public init(_ url: String) throws {
         let trimmed = String(url.reversed().drop { $0 == "/" }.reversed())
         guard RemotePath.isRemote(trimmed) else { throw Invalid(description: "--uploads \(url): not an s3://bucket/prefix URL") }
-        let steps = trimmed.dropFirst("s3://".count).split(separator: "/", omittingEmptySubsequences: false)
+        let steps = Array(trimmed.utf8.dropFirst("s3://".count)).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard let bucket = steps.first, !bucket.isEmpty, !Self.hasBadStep(steps.dropFirst()) else {
             throw Invalid(description: "--uploads \(url): must be s3://bucket or s3://bucket/prefix, with no empty, . or .. step")
         }
@@ -26,16 +26,18 @@ public struct BucketUploadsRoot: Sendable, CustomStringConvertible {
     }
 
     /// Why the `s3://` input may not be run from this root; nil when it is inside.
+    /// Compared byte by byte, as S3 compares keys (never as Unicode-equivalent characters).
     public func refusal(for url: String) -> UploadPrecheck.Refusal? {
         let outside = UploadPrecheck.Refusal(code: "outside_uploads", message: "\(url): not under the uploads root \(prefix)/")
-        guard url.hasPrefix(prefix + "/") else { return outside }
-        var steps = url.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
-        if steps.count > 1, steps.last == "" { steps.removeLast() }  // an upload directory: prefix/
+        let root = Array(prefix.utf8) + [UInt8(ascii: "/")], bytes = Array(url.utf8)
+        guard bytes.starts(with: root) else { return outside }
+        var steps = bytes.dropFirst(root.count).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        if steps.count > 1, steps.last?.isEmpty == true { steps.removeLast() }  // an upload directory: prefix/
         guard !steps.isEmpty, !Self.hasBadStep(steps[...]) else { return outside }
         return nil
     }
 
-    private static func hasBadStep(_ steps: ArraySlice<Substring>) -> Bool {
-        steps.contains { $0.isEmpty || $0 == "." || $0 == ".." || $0.contains("\0") }
+    private static func hasBadStep<Bytes: Collection<UInt8>>(_ steps: ArraySlice<Bytes>) -> Bool {
+        steps.contains { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) || $0.contains(0) }
     }
 }
