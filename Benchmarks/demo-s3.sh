@@ -5,7 +5,9 @@
 # master playlist's relative URLs); uploads samples/ to s3://media/uploads/ with boto3; runs
 # `ingestd transcode s3://media/uploads/<name> --out s3://media/cdn/<name>` for each (an upload
 # directory as a prefix); checks each published ladder plays from the bucket over HTTP (ffmpeg);
-# prints where everything is, with a presigned master URL from `ingestd url`; stops the server.
+# prints where everything is, with a presigned master URL from `ingestd url`. Then, when PostgreSQL
+# is installed (make test-deps), the fleet on the same bucket: a throwaway PostgreSQL under OUT,
+# `ingestd submit s3://…` and two `ingestd worker --cdn s3://media/fleet`. Stops everything at the end.
 #   DEMO_S3_KEEP=1   keep the server running (until Enter) to play the printed URLs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +39,14 @@ weed mini -dir="$out/seaweedfs/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 -s3.config
   -webdav=false -master.telemetry=false -s3.port.iceberg=0 -s3.port.lance=0 -bucket=media \
   -filer.localSocket="$out/seaweedfs/filer.sock" "${ports[@]}" > "$out/seaweedfs/weed.log" 2>&1 &
 weed_pid=$!
-stop() { kill -TERM "$weed_pid" 2>/dev/null || true; wait "$weed_pid" 2>/dev/null || true; }
+workers=() pg=
+stop() {
+  for p in "${workers[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${workers[@]}"; do wait "$p" 2>/dev/null || true; done
+  workers=()
+  [ -n "$pg" ] && { pg_down; pg=; }
+  kill -TERM "$weed_pid" 2>/dev/null || true; wait "$weed_pid" 2>/dev/null || true
+}
 trap stop EXIT
 export AWS_ENDPOINT_URL_S3=http://127.0.0.1:$s3_port
 endpoint=$AWS_ENDPOINT_URL_S3
@@ -116,6 +125,45 @@ echo "originals:  s3://media/uploads/   ($(python3 "$check" list media uploads/ 
 echo "logs:       $out/logs/ (each transcode's --json report and stderr); SeaweedFS: $out/seaweedfs/weed.log"
 echo "credentials: AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY  --s3-endpoint $endpoint"
 echo "${#published[@]} published, $rejected rejected (samples/broken_truncated.mp4 is meant to be)"
+
+# The fleet on the same bucket: uploads queued from S3's answers alone, workers fetching each into
+# private scratch and publishing under cdn/<id>/t<token>/ (the job's row is the pointer).
+if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  echo
+  . Benchmarks/lib/pg.sh
+  pg_up "$out/pg"
+  pg=1
+  "$bin" submit --database "$PG_URL" --uploads s3://media/uploads --s3-endpoint "$endpoint" --json "${inputs[@]}" \
+    > "$out/logs/submit.json" 2> "$out/logs/submit.log" || true
+  queued=$(pg_sql "SELECT count(*) FROM ingestd_jobs")
+  for n in 1 2; do
+    "$bin" worker --database "$PG_URL" --cdn s3://media/fleet --uploads s3://media/uploads --s3-endpoint "$endpoint" \
+      --jobs 1 --poll 0.5 2> "$out/logs/worker-$n.log" &
+    workers+=($!)
+  done
+  echo "the fleet: $queued uploads queued by \`ingestd submit s3://…\` on $PG_URL; two workers publish to s3://media/fleet/ ..."
+  deadline=$((SECONDS + 600))
+  until [ "$(pg_sql "SELECT count(*) FROM ingestd_jobs WHERE state IN ('published', 'rejected', 'failed')")" -ge "$queued" ]; do
+    [ "$SECONDS" -ge "$deadline" ] && { echo "the fleet timed out" >&2; failed=$((failed + 1)); break; }
+    sleep 0.5
+  done
+  for p in "${workers[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${workers[@]}"; do wait "$p" 2>/dev/null || true; done
+  workers=()
+  "$bin" status --database "$PG_URL"
+  echo "each published job's output (its row names the prefix holding master.m3u8):"
+  while IFS='|' read -r output input worker; do
+    if ffmpeg -nostdin -v error -i "$endpoint/${output#s3://}/master.m3u8" -map 0:v:0 -f null - 2>> "$out/logs/fleet.play.log"; then
+      played="plays from the bucket"
+    else
+      played="DOES NOT PLAY ($out/logs/fleet.play.log)"; failed=$((failed + 1))
+    fi
+    echo "  $output/master.m3u8   ($input, $worker; $played)"
+  done < <(pg_sql "SELECT output, input, worker FROM ingestd_jobs WHERE state = 'published' ORDER BY input")
+  echo "logs: $out/logs/worker-{1,2}.log; PostgreSQL: $out/pg/server.log"
+else
+  echo "(the fleet part needs PostgreSQL: make test-deps installs it)"
+fi
 if [ "${DEMO_S3_KEEP:-0}" = 1 ]; then
   read -r -p "the server keeps running; press Enter to stop it " _ || true
 fi
