@@ -46,8 +46,9 @@ demo-fleet: release test-deps
 
 # SeaweedFS (S3) on free loopback ports in $(DEMO_OUT)-s3, every sample uploaded to a bucket and
 # transcoded bucket to bucket (`transcode s3://… --out s3://…`), each ladder played from the
-# bucket; prints the s3:// URLs and a presigned master URL, then stops the server (see
-# Benchmarks/demo-s3.sh; DEMO_S3_KEEP=1 keeps it running until Enter).
+# bucket; prints the s3:// URLs and a presigned master URL; then, if PostgreSQL is installed, the
+# same through submit + two workers; stops it all (see Benchmarks/demo-s3.sh; DEMO_S3_KEEP=1
+# keeps the bucket up until Enter).
 demo-s3: release test-deps-python
 	@Benchmarks/demo-s3.sh $(DEMO_OUT)-s3
 
