@@ -41,7 +41,7 @@ let package = Package(
         ]),
         // The fleet: many workers on one PostgreSQL job queue, with /metrics and health over HTTP.
         .target(name: "Fleet", dependencies: [
-            "ObjectStorage",
+            "ObjectStorage", "Storage",
             "Ingest", "Transcode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

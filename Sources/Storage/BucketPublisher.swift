@@ -7,7 +7,7 @@ import Transcode
 /// attempt uploads under its own immutable version prefix (`<output>/<version>/…`), the master
 /// playlist last, and only then is the output's pointer moved to it (``switchPointer``) — the
 /// one write that makes a version visible. A version no pointer names is never half a ladder
-/// in view, only garbage (the fleet's `ingestd sweep` deletes its attempts' prefixes).
+/// in view, only garbage (`ingestd sweep` deletes it after a grace period).
 public struct BucketPublisher: Sendable {
     public let client: S3Client
     /// Files uploaded at once.
@@ -44,11 +44,11 @@ public struct BucketPublisher: Sendable {
     }
 
     /// Publishes `directory` as a new version of `output`: uploaded under a new version prefix
-    /// (``newVersionName(_:)``), then the pointer switched to it under `condition`. Returns the
+    /// (``VersionName/fresh(at:)``), then the pointer switched to it under `condition`. Returns the
     /// version prefix; a lost race throws ``PointerMoved`` and leaves the version unnamed.
     public func publish(_ directory: String, to output: S3Location, condition: S3WriteCondition) async throws
         -> (version: S3Location, objects: Int, bytes: Int64) {
-        let version = output.appending(Self.newVersionName())
+        let version = output.appending(VersionName.fresh().name)
         let sent = try await upload(directory, to: version)
         try await switchPointer(output, to: version, condition: condition)
         return (version, sent.objects, sent.bytes)
@@ -84,15 +84,6 @@ public struct BucketPublisher: Sendable {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return try decoder.decode(type, from: data)
-    }
-
-    /// A version prefix name: sortable by time, unique (`v20261125T093000Z-1a2b3c4d`).
-    static func newVersionName(_ date: Date = Date()) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return "v\(formatter.string(from: date))-\(String(format: "%08x", UInt32.random(in: 0...UInt32.max)))"
     }
 
     /// Whether `output` has a pointer (something is published there): one HEAD.

@@ -3,31 +3,38 @@ import Fleet
 import Foundation
 import Ingest
 import ObjectStorage
+import Storage
 
 struct SweepCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sweep",
-        abstract: "Delete what dead attempts left in a bucket CDN: version prefixes no job names, stale multipart uploads.",
+        abstract: "Delete what dead attempts left in a bucket CDN: version prefixes nothing names, stale multipart uploads.",
         discussion: """
-        A fleet publishing to a bucket (`worker --cdn s3://…`) writes each attempt under its own \\
-        prefix CDN/<id>/t<token>/ and names it in the job's row only when the attempt's end is \\
-        recorded. An attempt whose worker died, froze past its lease or lost the database leaves \\
-        its prefix unnamed. `sweep` deletes every such prefix whose newest object is older than \\
-        --grace, keeps every prefix a row names or a running attempt may still be writing, and \\
-        aborts multipart uploads begun before --grace. Run it from cron or a Kubernetes CronJob.
+        Every attempt publishing to a bucket writes its own prefix CDN/<id>/<version>/ (t<token> \
+        for watch and worker, v<UTC time>-<hex> for reprocess) and names it last. `sweep` deletes \
+        each such prefix nothing names whose newest object is older than --grace, and aborts \
+        multipart uploads under such prefixes begun before --grace. Nothing else under the CDN is \
+        touched. Run it from cron or a Kubernetes CronJob.
+
+        With a database (--database, --database-url-file or INGESTD_DATABASE_URL; a fleet: \
+        `worker --cdn s3://…`) the job rows are the names: an attempt of a job that exists goes \
+        unless its row names it or it may still be running. Without one (a single host: `watch \
+        --cdn s3://…`, `reprocess --cdn s3://…`) each CDN/<id>/current.json is: every version it \
+        does not name goes, once the pointer was switched away from it more than --grace ago; an \
+        id with no current.json names none; an id whose current.json cannot be read keeps all.
 
           ingestd sweep --database postgres://ingestd@db/ingestd --cdn s3://media/cdn --dry-run
-          ingestd sweep --cdn s3://media/cdn --grace 7200 --json
+          ingestd sweep --cdn s3://media/cdn --grace 7200 --json      (a single host)
         """)
 
     @OptionGroup var databaseOption: DatabaseOption
 
-    @Option(help: ArgumentHelp("The bucket CDN the workers publish to.", valueName: "s3-url"))
+    @Option(help: ArgumentHelp("The bucket CDN the workers, watch or reprocess publish to.", valueName: "s3-url"))
     var cdn: String
 
     @OptionGroup var storage: StorageOption
 
-    @Option(help: ArgumentHelp("Seconds an unnamed prefix must have been left alone before it is deleted (above the job timeout).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds an unnamed prefix must have been left alone before it is deleted (above the longest attempt or job timeout).", valueName: "seconds"))
     var grace: Double = 3600
 
     @Flag(help: "Say what would be deleted; delete nothing.")
@@ -42,7 +49,7 @@ struct SweepCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let database = try databaseOption.resolve()
+        let database = databaseOption.isGiven ? try databaseOption.resolve() : nil
         let client = try storage.client(json: json)
         let location: S3Location
         do {
@@ -53,14 +60,19 @@ struct SweepCommand: AsyncParsableCommand {
         let logger = Log.make(label: "ingestd.sweep")
         let report: BucketSweeper.Report
         do {
-            report = try await database.withClient(logger: logger) { [grace, dryRun] postgres in
-                let queue = JobQueue(client: postgres, logger: logger, timeout: database.callTimeout)
-                return try await BucketSweeper(client: client, queue: queue, cdn: location, grace: .seconds(grace)).sweep(dryRun: dryRun)
+            if let database {
+                report = try await database.withClient(logger: logger) { [grace, dryRun] postgres in
+                    let names = JobRowNames(queue: JobQueue(client: postgres, logger: logger, timeout: database.callTimeout))
+                    return try await BucketSweeper(client: client, names: names, cdn: location, grace: .seconds(grace)).sweep(dryRun: dryRun)
+                }
+            } else {
+                let names = PointerNames(client: client, logger: logger)
+                report = try await BucketSweeper(client: client, names: names, cdn: location, grace: .seconds(grace)).sweep(dryRun: dryRun)
             }
         } catch let error as S3Error {
             throw Report.fail(error, json: json)
         } catch {
-            throw Report.fail(QueueUnavailable(database: database, error: error), json: json)
+            throw Report.fail(database.map { QueueUnavailable(database: $0, error: error) } ?? error, json: json)
         }
         if json {
             print(String(decoding: try JSONEncoder.ingestd.encode(report), as: UTF8.self))
