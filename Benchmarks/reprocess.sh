@@ -11,7 +11,7 @@ make_archive() {  # make_archive N → $dir/archive-N
   for i in $(seq 1 "$1"); do cp samples/hdr_hlg.mp4 "$dir/archive-$1/v$i.mp4"; done
 }
 run() {  # run N JOBS → seconds
-  rm -rf "$dir/cdn"
+  rm -rf "$dir/cdn"; mkdir -p "$dir/cdn"
   local start end
   start=$(date +%s.%N)
   "$BIN" reprocess "$dir/archive-$1" --cdn "$dir/cdn" --jobs "$2" --json > "$dir/report.json"

@@ -85,6 +85,8 @@ struct ReprocessCommand: AsyncParsableCommand {
             let (prefix, bucket) = try storage.bucket(cdn, json: json)
             target = .bucket(cdn: prefix, storage: bucket)
         } else {
+            // A configured root is never created: a missing mount would fill the root disk.
+            try WorkerOptions.requireRoot("--cdn", URL(fileURLWithPath: cdn).standardizedFileURL.path)
             target = .directory(VersionedPublisher(cdn: cdn, graceSeconds: grace))
         }
         let runner = JobRunner(executable: Executable.path, presetArgument: presetOption.resolvedArgument(),

@@ -19,6 +19,7 @@ import Testing
                                                "--uploads", "\(base)/mnt/uploads"]),
             ("--uploads \(base)/mnt/uploads", ["submit", "--database", "postgres://ingestd@127.0.0.1:1/ingestd",
                                                "--uploads", "\(base)/mnt/uploads", "\(base)/mnt/uploads/a.mp4"]),
+            ("--cdn \(cdn)", ["reprocess", spool, "--cdn", cdn]),
         ]
         for (named, arguments) in runs {
             let result = try Tool.run(Paths.binary, arguments)

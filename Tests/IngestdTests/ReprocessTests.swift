@@ -15,6 +15,7 @@ import Transcode
         try? FileManager.default.removeItem(atPath: base)
         let archive = "\(base)/archive", cdn = "\(base)/cdn"
         try FileManager.default.createDirectory(atPath: "\(archive)/nested", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Paths.sample("hdr_hlg.mp4"), toPath: "\(archive)/hdr.mp4")
         try FileManager.default.copyItem(atPath: Paths.sample("noaudio_odd.webm"), toPath: "\(archive)/nested/odd clip.webm")
         // A daemon archive entry: its id comes from the directory, its original is alone in upload/.

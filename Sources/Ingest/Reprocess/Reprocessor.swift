@@ -136,7 +136,10 @@ public struct Reprocessor: Sendable {
         let root = publisher.directory(item.id)
         publisher.removeStaging(item.id)
         do {
-            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            // CDN/<id> only: the CDN root itself must exist (it is never created).
+            guard mkdir(root, 0o755) == 0 || errno == EEXIST else {
+                throw IngestError.cannotWrite(path: root, reason: String(cString: strerror(errno)))
+            }
             if !publisher.versionIsComplete(item.id, version: version) {
                 try? FileManager.default.removeItem(atPath: "\(root)/\(version)")
                 // The job's own files (result, progress) go to a private directory no one else can plant names in.
