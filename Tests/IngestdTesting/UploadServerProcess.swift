@@ -10,6 +10,9 @@ public final class UploadServerProcess {
     public let arguments: [String]
     public let log: String
     public private(set) var process: Process?
+    /// A command the server runs under, by absolute path, such as `/usr/bin/faketime -f +2h`
+    /// (set before a `start()`).
+    public var launcher: [String] = []
 
     public static let client = "\(Paths.root)/Tests/IngestdTesting/tus_client.py"
     public static var tuspyAvailable: Bool { (try? Tool.run("python3", ["-c", "import tusclient"]))?.status == 0 }
@@ -35,8 +38,9 @@ public final class UploadServerProcess {
     /// Starts the server and waits until `/healthz` answers.
     public func start() throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Paths.binary)
-        process.arguments = ["serve", "--http", "127.0.0.1:\(port)", "--spool", spool, "--upload-secret-file", secretFile, "--cdn", cdn] + arguments
+        let serve = ["serve", "--http", "127.0.0.1:\(port)", "--spool", spool, "--upload-secret-file", secretFile, "--cdn", cdn] + arguments
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? Paths.binary)
+        process.arguments = launcher.isEmpty ? serve : launcher.dropFirst() + [Paths.binary] + serve
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         let handle = FileHandle(forWritingAtPath: log)
@@ -56,6 +60,7 @@ public final class UploadServerProcess {
     /// kill -9, as a crash would.
     public func kill9() {
         guard let process, process.isRunning else { return }
+        for child in Daemon.children(of: process.processIdentifier) { kill(child, SIGKILL) }  // a launcher's
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }

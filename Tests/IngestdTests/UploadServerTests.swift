@@ -48,6 +48,31 @@ struct UploadServerTests {
         try Tool.run("sha256sum", [path]).stdout.split(separator: " ").first.map(String.init) ?? ""
     }
 
+    /// An upload left unfinished past its token's expiry is removed with what it had stored
+    /// (tus `expiration`), by the sweep a server makes at start and every minute: here the
+    /// restarted server's clock is two hours on (faketime), past the link's hour.
+    @Test func anUnfinishedUploadIsRemovedOnceItsTokenExpires() throws {
+        let server = try UploadServerProcess(base: Paths.scratch("upload-expiry"))
+        let link = try server.link("late-1", extra: ["--expires", "1h"])
+        let created = try Self.create(link.upload, length: 1000)
+        let location = try #require(created.headers["location"], "\(created.status) \(created.body)")
+        let upload = location.hasPrefix("http") ? location : server.url + location
+        let part = Paths.scratch("upload-expiry-part")
+        try Data(repeating: 7, count: 400).write(to: URL(fileURLWithPath: part))
+        #expect(try Self.patch(upload, offset: 0, file: part).status == 204)
+        #expect(try Self.request("HEAD", upload, Self.tus).headers["upload-offset"] == "400")
+        let stored = { (try? FileManager.default.contentsOfDirectory(atPath: "\(server.spool)/uploading")) ?? [] }
+        #expect(stored().contains("late-1"), "\(stored())")
+        server.kill9()
+        server.launcher = ["/usr/bin/env", "FAKETIME_DONT_FAKE_MONOTONIC=1", "/usr/bin/faketime", "-f", "+2h"]
+        try server.start()
+        try Daemon.wait(timeout: 30, "the expired upload to be removed") { !stored().contains("late-1") }
+        let gone = try Self.request("HEAD", upload, Self.tus).status
+        #expect(gone == 401, "the upload's link expired with it: \(gone)")
+        let metrics = try Self.request("GET", "\(server.url)/metrics").body
+        #expect(metrics.contains("uploads_expired_total 1"), "\(metrics)")
+    }
+
     /// tuspy uploads 30 MB in 1 MiB chunks; the server is killed (SIGKILL) after 10 of them and
     /// started again; the client resumes from the offset the server reports, which is exactly
     /// what it had acknowledged. The spool daemon then publishes the upload under the token's id,
@@ -174,7 +199,8 @@ struct UploadServerTests {
         let otherToken = String(other.upload.split(separator: "=").last!)
         #expect(try Self.request("HEAD", "\(server.url)/v1/uploads/refusals/1?token=\(otherToken)", Self.tus).status == 401)
         #expect(try Self.request("DELETE", upload, Self.tus).status == 204)
-        #expect(try Self.request("HEAD", upload, Self.tus).status == 404)
+        let gone = try Self.request("HEAD", upload, Self.tus).status
+        #expect(gone == 401, "the upload's link expired with it: \(gone)")
         #expect(!FileManager.default.fileExists(atPath: "\(uploads)/refusals/job"), "the bytes are gone")
         #expect(try Self.create(link.upload, length: 100).status == 409, "a terminated upload's token stays used")
         #expect(Daemon.entries("\(server.spool)/work").isEmpty, "nothing became a job")
