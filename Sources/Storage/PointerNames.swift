@@ -6,7 +6,8 @@ import ObjectStorage
 /// --cdn`). A version stays while the pointer names it, and for the grace period after the
 /// pointer was switched away from it (a player may still hold its master). An id with no pointer
 /// names none of its versions (attempts that never got one); every version of an id whose
-/// pointer exists but cannot be read or parsed stays, with a warning.
+/// pointer exists but cannot be read or parsed stays, with a warning. Versions with not one
+/// pointer among them are refused (``NoPointers``): a fleet's CDN, swept without its database.
 public struct PointerNames: VersionNames {
     public let client: S3Client
     public let logger: Logger
@@ -35,6 +36,9 @@ public struct PointerNames: VersionNames {
                 return (id, .unreadable)
             }
         }
+        guard ids.isEmpty || pointers.contains(where: { if case .absent = $0.1 { false } else { true } }) else {
+            throw NoPointers(cdn: root.description)
+        }
         let pointer = Dictionary(pointers, uniquingKeysWith: { first, _ in first })
         return { id, version in
             switch pointer[id] ?? .absent {
@@ -43,5 +47,14 @@ public struct PointerNames: VersionNames {
             case .names(let named, let since): named == version.name || since >= cutoff
             }
         }
+    }
+}
+
+/// A sweep without a database found versions and not one `current.json` beside them: most likely
+/// a fleet's CDN (its rows are the pointers), where every published version would go.
+public struct NoPointers: Error, CustomStringConvertible {
+    public var cdn: String
+    public var description: String {
+        "\(cdn): versions but no current.json; a fleet's CDN is swept with --database (nothing deleted)"
     }
 }

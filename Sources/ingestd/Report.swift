@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ObjectStorage
+import Storage
 import Ingest
 import Transcode
 import Webhooks
@@ -31,6 +32,10 @@ enum Report {
         if let error = error as? S3Error {
             code = error.isTransient ? "storage_unavailable" : "storage_refused"
             status = error.isTransient ? .unavailable : ["GET", "HEAD"].contains(error.method) ? .inputMissing : .cannotWrite
+        }
+        if error is NoPointers {
+            code = "no_pointers"
+            status = .usage
         }
         if error is QueueUnavailable {
             code = "queue_unavailable"

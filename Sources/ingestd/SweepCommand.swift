@@ -21,7 +21,8 @@ struct SweepCommand: AsyncParsableCommand {
         unless its row names it or it may still be running. Without one (a single host: `watch \
         --cdn s3://…`, `reprocess --cdn s3://…`) each CDN/<id>/current.json is: every version it \
         does not name goes, once the pointer was switched away from it more than --grace ago; an \
-        id with no current.json names none; an id whose current.json cannot be read keeps all.
+        id with no current.json names none; an id whose current.json cannot be read keeps all. \
+        Versions without a single current.json among them (a fleet's CDN) are refused, exit 64.
 
           ingestd sweep --database postgres://ingestd@db/ingestd --cdn s3://media/cdn --dry-run
           ingestd sweep --cdn s3://media/cdn --grace 7200 --json      (a single host)

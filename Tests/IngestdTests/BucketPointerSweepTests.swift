@@ -85,4 +85,16 @@ struct BucketPointerSweepTests {
         #expect(try Self.keys(s3) == Set(kept.keys))
         #expect(try Self.pending(s3) == Set(liveUploads))
     }
+
+    /// A fleet's CDN (its job rows are the pointers, no `current.json` anywhere) swept without
+    /// its database is refused: nothing there would stay.
+    @Test func aCDNWithoutAnyPointerIsRefused() throws {
+        let s3 = try ObjectStoreServer(name: "pointer-sweep-fleet")
+        try Self.put(s3, ["fleet/j1/t1/master.m3u8": "published by a worker", "fleet/j2/t3/master.m3u8": "published by a worker"])
+        let result = try Tool.run(Paths.binary, ["sweep", "--cdn", "s3://media/fleet", "--grace", "0", "--json", "--s3-endpoint", s3.endpoint],
+                                  environment: s3.environment)
+        #expect(result.status == 64, "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout.contains("no_pointers") && result.stdout.contains("--database"), "\(result.stdout)")
+        #expect(try Self.keys(s3) == ["fleet/j1/t1/master.m3u8", "fleet/j2/t3/master.m3u8"])
+    }
 }
