@@ -39,7 +39,7 @@ public struct PointerNames: VersionNames {
         guard ids.isEmpty || pointers.contains(where: { if case .absent = $0.1 { false } else { true } }) else {
             throw NoPointers(cdn: root.description)
         }
-        let pointer = Dictionary(pointers, uniquingKeysWith: { first, _ in first })
+        let pointer = Dictionary(uniqueKeysWithValues: pointers)
         return { id, version in
             switch pointer[id] ?? .absent {
             case .absent: false
