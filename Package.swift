@@ -65,7 +65,8 @@ let package = Package(
         ]),
         // Direct uploads from phones: a tus 1.0 server with signed upload URLs and a job status API.
         .target(name: "Uploads", dependencies: [
-            "Ingest", "Transcode",
+            "Ingest", "Transcode", "Fleet", "ObjectStorage",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),

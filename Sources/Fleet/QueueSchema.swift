@@ -70,6 +70,40 @@ public enum QueueSchema {
         // Hosts that found a job's input missing, and since when: a missing input is charged to
         // the upload only once a second host confirms it (PostgresStore.inputMissing).
         ["ALTER TABLE ingestd_jobs ADD COLUMN missing_on text[] NOT NULL DEFAULT '{}', ADD COLUMN missing_since timestamptz"],
+        // `serve` in fleet mode (#31): each tus upload's state; its bytes are parts of an S3
+        // multipart upload plus an unsent tail object (FleetUploadStore in Uploads).
+        [
+            """
+            CREATE TABLE ingestd_uploads (
+                id            text NOT NULL,
+                part          integer NOT NULL,
+                length        bigint NOT NULL,
+                -- Bytes acknowledged: in `parts` and the tail object.
+                upload_offset bigint NOT NULL DEFAULT 0,
+                name          text NOT NULL,
+                metadata      text,
+                key           text NOT NULL,
+                multipart_id  text NOT NULL,
+                -- [{number, etag, size}] of the parts sent.
+                parts         jsonb NOT NULL DEFAULT '[]',
+                -- The bytes after the parts (fewer than a part's minimum), in the object tail_key.
+                tail          bigint NOT NULL DEFAULT 0,
+                tail_key      text,
+                interrupted   boolean NOT NULL DEFAULT false,
+                expires_at    timestamptz NOT NULL,
+                terminated    boolean NOT NULL DEFAULT false,
+                completed     boolean NOT NULL DEFAULT false,
+                enqueued      boolean NOT NULL DEFAULT false,
+                -- The one request writing it, until lease_until.
+                writer        text,
+                lease_until   timestamptz,
+                created_at    timestamptz NOT NULL DEFAULT now(),
+                updated_at    timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (id, part)
+            )
+            """,
+            "CREATE INDEX ingestd_uploads_expiry ON ingestd_uploads (expires_at)",
+        ],
     ]
 
     /// The schema version this build needs.

@@ -98,32 +98,20 @@ extension S3Client {
                                           body: .file(path: path, range: 0..<size), expecting: [200])
             return response.headers.first(name: "etag") ?? ""
         }
-        return try await uploadParts(path, size: size, to: location, headers: headers, condition: condition)
+        return try await uploadParts(path, size: size, to: location, contentType: contentType, cacheControl: cacheControl, condition: condition)
     }
 
-    private func uploadParts(_ path: String, size: Int64, to location: S3Location, headers: [(String, String)],
+    private func uploadParts(_ path: String, size: Int64, to location: S3Location, contentType: String, cacheControl: String?,
                              condition: S3WriteCondition) async throws -> String {
-        let created = try await send(.POST, location, query: "uploads", headers: headers, expecting: [200])
-        guard let uploadID = S3XML.value("UploadId", in: created.body), !uploadID.isEmpty else {
-            throw S3Error(method: "POST", location: location, status: created.status, code: nil, message: "no UploadId in the answer")
-        }
-        let id = S3Signer.encode(uploadID)
+        let uploadID = try await createMultipartUpload(location, contentType: contentType, cacheControl: cacheControl)
         do {
             let ranges = stride(from: Int64(0), to: size, by: Int(partSize)).map { $0..<min($0 + partSize, size) }
-            let etags = try await concurrentMap(Array(ranges.enumerated()), atMost: parallelParts) { part in
-                let response = try await send(.PUT, location, query: "partNumber=\(part.offset + 1)&uploadId=\(id)",
-                                              body: .file(path: path, range: part.element), expecting: [200])
-                return response.headers.first(name: "etag") ?? ""
+            let parts = try await concurrentMap(Array(ranges.enumerated()), atMost: parallelParts) { part in
+                UploadedPart(number: part.offset + 1, etag: try await uploadPart(location, uploadID: uploadID, number: part.offset + 1,
+                                                                                   file: path, range: part.element),
+                             size: Int64(part.element.count))
             }
-            let parts = etags.enumerated().map { "<Part><PartNumber>\($0.offset + 1)</PartNumber><ETag>\(Self.xmlEscaped($0.element))</ETag></Part>" }
-            let body = Data("<CompleteMultipartUpload>\(parts.joined())</CompleteMultipartUpload>".utf8)
-            let done = try await send(.POST, location, query: "uploadId=\(id)", headers: [("Content-Type", "application/xml")] + condition.headers,
-                                      body: .data(body), expecting: [200])
-            // S3 may answer 200 and put the error in the body.
-            if let code = S3XML.value("Code", in: done.body), S3XML.value("ETag", in: done.body) == nil {
-                throw S3Error(method: "POST", location: location, status: 200, code: code, message: S3XML.value("Message", in: done.body) ?? "")
-            }
-            return S3XML.value("ETag", in: done.body) ?? ""
+            return try await completeMultipartUpload(location, uploadID: uploadID, parts: parts, condition: condition)
         } catch {
             // Not in this (perhaps cancelled) task: a cancelled request would never reach S3,
             // and the parts would stay billed.

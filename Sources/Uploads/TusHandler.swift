@@ -5,11 +5,11 @@ import Ingest
 import Logging
 import Transcode
 
-/// The tus 1.0 protocol over an ``UploadDirectory``: each method checks the request's headers and
+/// The tus 1.0 protocol over an ``UploadStore``: each method checks the request's headers and
 /// token before anything is read or written, and answers with the tus headers.
 struct TusHandler: Sendable {
     let configuration: UploadServer.Configuration
-    let directory: UploadDirectory
+    let store: any UploadStore
     let metrics: UploadMetrics
     let logger: Logger
 
@@ -43,7 +43,7 @@ struct TusHandler: Sendable {
             }
             guard length > 0 else { throw TusRefusal(.badRequest, "bad_length", "an empty upload is not a video") }
             let metadata = try UploadMetadata(header: request.headers[.uploadMetadata])
-            let upload = try directory.create(token: token, limit: limit, length: length, metadata: metadata)
+            let upload = try await store.create(token: token, limit: limit, length: length, metadata: metadata)
             logger.info("upload created", metadata: ["id": "\(upload.id)", "part": "\(upload.part)", "of": "\(token.files)",
                                                      "length": "\(length)", "name": "\(upload.name)"])
             var headers = Self.tusHeaders
@@ -53,18 +53,18 @@ struct TusHandler: Sendable {
                 // creation-with-upload: the first bytes ride on the creation. Whatever happens to
                 // them, the upload exists: the client resumes with HEAD.
                 _ = try? await receive(request, into: upload, at: 0)
-                headers[.uploadOffset] = "\(directory.read(upload.id, part: upload.part)?.offset ?? 0)"
+                headers[.uploadOffset] = "\((try? await store.find(upload.id, part: upload.part))??.offset ?? 0)"
             }
             return Response(status: .created, headers: headers)
         }
     }
 
     /// `HEAD /v1/uploads/{id}/{part}?token=`: where to resume.
-    func head(_ request: Request, id: String, part: String) -> Response {
-        answer {
+    func head(_ request: Request, id: String, part: String) async -> Response {
+        await answer {
             try checkVersion(request)
             let token = try verify(request, scope: .upload, id: id)
-            let upload = try find(id, part)
+            let upload = try await find(id, part)
             var headers = Self.tusHeaders
             headers[.uploadOffset] = "\(upload.offset)"
             headers[.uploadLength] = "\(upload.length)"
@@ -80,7 +80,7 @@ struct TusHandler: Sendable {
         await answer {
             try checkVersion(request)
             let token = try verify(request, scope: .upload, id: id)
-            let upload = try find(id, part)
+            let upload = try await find(id, part)
             guard let text = request.headers[.uploadOffset], let offset = Int64(text) else {
                 throw TusRefusal(.badRequest, "bad_offset", "Upload-Offset (an integer) is required")
             }
@@ -94,22 +94,26 @@ struct TusHandler: Sendable {
 
     /// `DELETE /v1/uploads/{id}/{part}?token=` (termination): the whole set's bytes are removed
     /// (its files make one job, which can no longer be whole).
-    func delete(_ request: Request, id: String, part: String) -> Response {
-        answer {
+    func delete(_ request: Request, id: String, part: String) async -> Response {
+        await answer {
             try checkVersion(request)
             _ = try verify(request, scope: .upload, id: id)
-            _ = try find(id, part)
-            try directory.terminate(id)
+            _ = try await find(id, part)
+            try await store.terminate(id)
             logger.info("upload terminated", metadata: ["id": "\(id)"])
             return Response(status: .noContent, headers: Self.tusHeaders)
         }
     }
 
     /// `GET /v1/jobs/{id}?token=` with a status token.
-    func status(_ request: Request, id: String) -> Response {
-        answer {
+    func status(_ request: Request, id: String) async -> Response {
+        await answer {
             _ = try verify(request, scope: .status, id: id)
-            guard let report = JobStatusReport.read(id: id, uploads: directory, cdn: configuration.cdn, publicURL: configuration.publicURL) else {
+            let found: JobStatusReport?
+            do { found = try await store.status(id) } catch {
+                throw TusRefusal(.serviceUnavailable, "storage", "cannot read the job's status now: \(error)")
+            }
+            guard let report = found else {
                 throw TusRefusal(.notFound, "unknown", "no upload or job \(id)")
             }
             let encoder = JSONEncoder()
@@ -137,17 +141,37 @@ struct TusHandler: Sendable {
             throw TusRefusal(.serviceUnavailable, "busy", "too many uploads in progress; retry shortly")
         }
         defer { metrics.leave() }
-        let writer = try UploadWriter(upload, in: directory, checksum: checksum)
-        guard offset == writer.upload.offset else {
-            throw TusRefusal(.conflict, "bad_offset", "Upload-Offset \(offset) does not match the upload's offset \(writer.upload.offset)")
+        let writer: any UploadBodyWriter
+        do { writer = try await store.writer(upload) } catch let refusal as TusRefusal { throw refusal } catch {
+            throw TusRefusal(.serviceUnavailable, "storage", "cannot take the upload now: \(error)")
+        }
+        do {
+            let written = try await receive(request, into: writer, at: offset, checksum: checksum)
+            await writer.release()
+            return written
+        } catch {
+            await writer.release()
+            throw error
+        }
+    }
+
+    private func receive(_ request: Request, into writer: any UploadBodyWriter, at offset: Int64, checksum: ChecksumDigest?) async throws -> Int64 {
+        let upload = writer.upload
+        guard offset == upload.offset else {
+            throw TusRefusal(.conflict, "bad_offset", "Upload-Offset \(offset) does not match the upload's offset \(upload.offset)")
         }
         if let declared = request.headers[.contentLength].flatMap({ Int64($0) }), offset + declared > upload.length {
             throw TusRefusal(.contentTooLarge, "over_length", "the body (\(declared) bytes at \(offset)) passes Upload-Length (\(upload.length) bytes)")
         }
-        if writer.upload.interrupted, offset > 0 { metrics.resumed() }
+        if upload.interrupted, offset > 0 { metrics.resumed() }
+        var digest = checksum
         var window = RateWindow(seconds: configuration.readTimeout.seconds, minBytesPerSecond: configuration.minBytesPerSecond)
         do {
             for try await chunk in request.body {
+                guard offset + writer.received + Int64(chunk.readableBytes) <= upload.length else {
+                    throw TusRefusal(.contentTooLarge, "over_length", "the body passes Upload-Length (\(upload.length) bytes)")
+                }
+                chunk.withUnsafeReadableBytes { digest?.update($0) }
                 try await writer.append(chunk)
                 guard window.admit(chunk.readableBytes) else {
                     throw TusRefusal(.requestTimeout, "too_slow",
@@ -165,12 +189,12 @@ struct TusHandler: Sendable {
             }
             throw error
         }
-        guard writer.checksumMatches() else {
+        guard digest?.matches() ?? true else {
             throw TusRefusal(TusRefusal.checksumMismatch, "checksum_mismatch", "Upload-Checksum does not match the body; its \(writer.received) bytes were discarded")
         }
         let received = writer.received
         let enqueued: Bool
-        do { enqueued = try await writer.commit() } catch {
+        do { enqueued = try await writer.commit(interrupted: false) } catch let refusal as TusRefusal { throw refusal } catch {
             throw TusRefusal(.internalServerError, "storage", "cannot store the upload: \(error)")
         }
         metrics.received(received)
@@ -205,21 +229,19 @@ struct TusHandler: Sendable {
 
     /// The upload `part` of `id`: 404 for one never made or whose set was terminated. A set whose
     /// files are all complete but not yet enqueued (a crash came between) is enqueued first.
-    private func find(_ id: String, _ part: String) throws(TusRefusal) -> PartialUpload {
-        guard let part = Int(part), let set = directory.set(id), !set.terminated, let upload = directory.read(id, part: part) else {
-            throw TusRefusal(.notFound, "unknown", "no such upload")
+    private func find(_ id: String, _ part: String) async throws -> PartialUpload {
+        guard let part = Int(part), UploadToken.isValidID(id) else { throw TusRefusal(.notFound, "unknown", "no such upload") }
+        let found: PartialUpload?
+        do { found = try await store.find(id, part: part) } catch let refusal as TusRefusal { throw refusal } catch {
+            throw TusRefusal(.serviceUnavailable, "storage", "cannot read the upload now: \(error)")
         }
-        if upload.isComplete { _ = try? directory.enqueueIfComplete(id) }
-        return upload
+        guard let found else { throw TusRefusal(.notFound, "unknown", "no such upload") }
+        return found
     }
 
     /// Runs `body`, turning a refusal into its answer (counted, and logged when it is the server's own fault).
     private func answer(_ body: () async throws -> Response) async -> Response {
         do { return try await body() } catch { return refusal(error) }
-    }
-
-    private func answer(_ body: () throws -> Response) -> Response {
-        do { return try body() } catch { return refusal(error) }
     }
 
     private func refusal(_ error: any Error) -> Response {

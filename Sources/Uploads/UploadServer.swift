@@ -44,25 +44,32 @@ public enum UploadServer {
         }
     }
 
-    /// The server, with the sweeper of expired uploads beside it. Creates the spool's
-    /// subdirectories (the spool itself must exist).
+    /// The single-host server (`serve --spool`), with the sweeper of expired uploads beside it.
+    /// Creates the spool's subdirectories (the spool itself must exist).
     public static func make(_ configuration: Configuration, metrics: UploadMetrics, logger: Logger) throws -> some Service {
         let directory = UploadDirectory(layout: SpoolLayout(root: configuration.spool))
         try directory.prepare()
-        let tus = TusHandler(configuration: configuration, directory: directory, metrics: metrics, logger: logger)
+        let store = SpoolUploadStore(directory: directory, cdn: configuration.cdn, publicURL: configuration.publicURL)
+        return application(configuration, store: store, services: [UploadSweeper(directory: directory, metrics: metrics, logger: logger)],
+                           metrics: metrics, logger: logger)
+    }
+
+    static func application(_ configuration: Configuration, store: any UploadStore, services: [any Service], metrics: UploadMetrics,
+                            logger: Logger) -> some Service {
+        let tus = TusHandler(configuration: configuration, store: store, metrics: metrics, logger: logger)
         let router = Router()
         router.on("/v1/uploads", method: .options) { _, _ in tus.options() }
         router.post("/v1/uploads") { request, _ in await tus.create(request) }
         router.head("/v1/uploads/:id/:part") { request, context in
-            tus.head(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
+            await tus.head(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
         }
         router.patch("/v1/uploads/:id/:part") { request, context in
             await tus.patch(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
         }
         router.delete("/v1/uploads/:id/:part") { request, context in
-            tus.delete(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
+            await tus.delete(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
         }
-        router.get("/v1/jobs/:id") { request, context in tus.status(request, id: context.parameters.get("id") ?? "") }
+        router.get("/v1/jobs/:id") { request, context in await tus.status(request, id: context.parameters.get("id") ?? "") }
         router.get("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
@@ -74,6 +81,6 @@ public enum UploadServer {
         let timeout = TimeAmount.nanoseconds(Int64(configuration.readTimeout.seconds * 1e9))
         return Application(router: router, server: .http1(configuration: .init(additionalChannelHandlers: [CloseAfterRefusal()], idleTimeout: timeout)),
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ingestd"),
-                           services: [UploadSweeper(directory: directory, metrics: metrics, logger: logger)], logger: logger)
+                           services: services, logger: logger)
     }
 }

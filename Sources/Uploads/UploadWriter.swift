@@ -4,21 +4,17 @@ import Ingest
 import NIOCore
 import NIOPosix
 
-/// Writes one request's body into an upload at its acknowledged offset, holding the upload's
-/// lock: bytes are gathered into 256 KiB blocks and written (and at the end fsynced) on NIO's
-/// blocking-I/O thread pool, never on the pool that runs the server's tasks.
-final class UploadWriter: @unchecked Sendable {
+/// Writes one request's body into a spool upload at its acknowledged offset, holding the upload's
+/// lock; the bytes are fsynced before the new offset is recorded.
+final class UploadWriter: UploadBodyWriter, @unchecked Sendable {
     private(set) var upload: PartialUpload
     private let directory: UploadDirectory
     private let lock: JobLock
-    private let fd: Int32
-    private var pending = ByteBuffer()
-    private var written: Int64
-    private var digest: ChecksumDigest?
+    private var file: BlockFile
 
     /// Takes the upload's lock (409 when another request holds it) and cuts the data file back
     /// to the acknowledged offset (a killed server may have left unacknowledged bytes).
-    init(_ upload: PartialUpload, in directory: UploadDirectory, checksum: ChecksumDigest?) throws(TusRefusal) {
+    init(_ upload: PartialUpload, in directory: UploadDirectory) throws(TusRefusal) {
         guard let lock = JobLock(directory: directory.part(upload.id, upload.part)) else {
             throw TusRefusal(.conflict, "locked", "another request is writing this upload; retry after it ends")
         }
@@ -32,64 +28,23 @@ final class UploadWriter: @unchecked Sendable {
         self.upload = current
         self.directory = directory
         self.lock = lock
-        self.fd = fd
-        written = current.offset
-        digest = checksum
+        file = BlockFile(fd: fd, at: current.offset)
     }
 
     deinit {
-        close(fd)
+        close(file.fd)
         lock.release()
     }
 
-    /// Bytes received in this request so far.
-    var received: Int64 { written + Int64(pending.readableBytes) - upload.offset }
+    var received: Int64 { file.end - upload.offset }
 
-    /// Appends `bytes`; refused (413) when they would pass the upload's declared length.
-    func append(_ bytes: ByteBuffer) async throws {
-        guard upload.offset + received + Int64(bytes.readableBytes) <= upload.length else {
-            throw TusRefusal(.contentTooLarge, "over_length", "the body passes Upload-Length (\(upload.length) bytes)")
-        }
-        bytes.withUnsafeReadableBytes { digest?.update($0) }
-        var bytes = bytes
-        pending.writeBuffer(&bytes)
-        if pending.readableBytes >= Self.block { try await flush() }
-    }
+    func append(_ bytes: ByteBuffer) async throws { try await file.append(bytes) }
 
-    /// What is gathered before a write: memory per upload in progress stays about this.
-    static let block = 256 << 10
-
-    private func flush() async throws {
-        guard pending.readableBytes > 0 else { return }
-        let block = pending, at = written, fd = fd
-        pending = ByteBuffer()
-        try await NIOThreadPool.singleton.runIfActive {
-            try block.withUnsafeReadableBytes { raw in
-                var done = 0
-                while done < raw.count {
-                    let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(at) + off_t(done))
-                    if n < 0, errno == EINTR { continue }
-                    guard n > 0 else { throw IngestError.cannotWrite(path: "upload data", reason: String(cString: strerror(errno))) }
-                    done += n
-                }
-            }
-        }
-        written += Int64(block.readableBytes)
-    }
-
-    /// Whether the body matched the client's `Upload-Checksum` (true when it sent none).
-    func checksumMatches() -> Bool { digest?.matches() ?? true }
-
-    /// Makes what was received durable and acknowledges it: fsync, then the new offset recorded;
-    /// the set becomes a job if this was the last of its bytes. `interrupted`: the body ended
-    /// early (the next `PATCH` at this offset is a resume). Returns whether the job is enqueued.
-    func commit(interrupted: Bool = false) async throws -> Bool {
-        try await flush()
-        let fd = fd
-        try await NIOThreadPool.singleton.runIfActive {
-            guard fsync(fd) == 0 else { throw IngestError.cannotWrite(path: "upload data", reason: String(cString: strerror(errno))) }
-        }
-        upload.offset = written
+    /// fsync, then the new offset recorded; the set becomes a job if this was the last of its
+    /// bytes. `interrupted`: the body ended early (the next `PATCH` at this offset is a resume).
+    func commit(interrupted: Bool) async throws -> Bool {
+        try await file.sync()
+        upload.offset = file.written
         upload.interrupted = interrupted
         let directory = directory, snapshot = upload
         return try await NIOThreadPool.singleton.runIfActive {
@@ -97,6 +52,8 @@ final class UploadWriter: @unchecked Sendable {
             return snapshot.isComplete ? try directory.enqueueIfComplete(snapshot.id) : false
         }
     }
+
+    func release() async {}
 }
 
 /// The `Upload-Checksum` of one request (tus checksum extension): the algorithm and the digest

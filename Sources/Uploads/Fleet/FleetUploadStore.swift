@@ -1,0 +1,103 @@
+import Fleet
+import Foundation
+import Logging
+import ObjectStorage
+import Transcode
+
+/// Fleet mode (`serve --database … --uploads s3://…`), the way tusd's S3 store works: each
+/// upload's state is a row of `ingestd_uploads` (``FleetUploadRows``), its bytes the parts of
+/// an S3 multipart upload of `<uploads>/<id>/<filename>` plus, below S3's 5 MiB part minimum,
+/// a tail object beside it; so any `serve` host continues an upload another started. The last
+/// byte completes the multipart upload and queues one job (``JobQueue/enqueue(_:)``, idempotent
+/// by id) whose input is that object.
+struct FleetUploadStore: UploadStore {
+    let rows: FleetUploadRows
+    let queue: JobQueue
+    let s3: S3Client
+    /// `s3://bucket/prefix`, the workers' `--uploads`.
+    let root: S3Location
+    let cdn: String?
+    let publicURL: String?
+    /// Where each request's body (after the upload's tail) is gathered before it goes to the bucket.
+    let scratch: String
+    let logger: Logger
+
+    func location(_ key: String) -> S3Location {
+        var location = root
+        location.key = key
+        return location
+    }
+
+    func create(token: UploadToken, limit: Int64, length: Int64, metadata: UploadMetadata) async throws -> PartialUpload {
+        guard token.files == 1 else {
+            throw TusRefusal(.notImplemented, "set_single_host",
+                             "upload sets (upload-url --files N) are taken only by a single-host server (serve --spool) for now")
+        }
+        let used = TusRefusal(.conflict, "token_used", "this token already started an upload (or job \(token.id) exists); resume it with HEAD and PATCH")
+        guard try await rows.read(token.id, part: 1) == nil else { throw used }
+        let name = metadata.fileName ?? "upload"
+        let object = root.appending("\(token.id)/\(name)")
+        let multipart = try await s3.createMultipartUpload(object, contentType: "application/octet-stream")
+        let upload = FleetUpload(id: token.id, part: 1, length: length, offset: 0, name: name, metadata: metadata.raw, key: object.key,
+                                 multipartID: multipart, parts: [], tail: 0, tailKey: nil, interrupted: false, terminated: false,
+                                 completed: false, enqueued: false)
+        guard try await rows.insert(upload, expires: token.expires) else {
+            try? await s3.abortUpload(object, uploadID: multipart)
+            throw used
+        }
+        return upload.upload
+    }
+
+    func find(_ id: String, part: Int) async throws -> PartialUpload? {
+        guard let row = try await rows.read(id, part: part), !row.terminated else { return nil }
+        if row.offset == row.length, !row.enqueued {
+            do { _ = try await finish(row) } catch { logger.warning("cannot finish a complete upload yet", metadata: ["id": "\(id)", "error": "\(error)"]) }
+        }
+        return row.upload
+    }
+
+    func writer(_ upload: PartialUpload) async throws -> any UploadBodyWriter {
+        try await FleetUploadWriter.make(upload, store: self)
+    }
+
+    func terminate(_ id: String) async throws {
+        guard let row = try await rows.terminate(id) else {
+            if let row = try await rows.read(id, part: 1), !row.terminated {
+                throw TusRefusal(.forbidden, "completed", "the upload is complete and is a job now; it cannot be terminated")
+            }
+            throw TusRefusal(.notFound, "unknown", "no such upload")
+        }
+        try? await s3.abortUpload(location(row.key), uploadID: row.multipartID)
+        await deleteTails(row)
+    }
+
+    /// Makes a complete upload a job, idempotently: completes the multipart upload (one already
+    /// completed, found by its object's size, counts), records that, queues the job (a job already
+    /// queued with this id stays as it is), records that, and deletes the tail objects. Any step
+    /// may be repeated after a crash; none makes a second job. Returns whether the job is queued.
+    @discardableResult
+    func finish(_ row: FleetUpload) async throws -> Bool {
+        guard !row.enqueued else { return true }
+        guard row.offset == row.length, !row.terminated else { return false }
+        let object = location(row.key)
+        if !row.completed {
+            do {
+                try await s3.completeMultipartUpload(object, uploadID: row.multipartID, parts: row.parts)
+            } catch {
+                guard let info = try await s3.head(object), info.size == row.length else { throw error }
+            }
+            try await rows.markCompleted(row.id, part: row.part)
+        }
+        try await queue.enqueue([.init(id: row.id, input: object.description, preset: String(decoding: Preset.builtIn.canonicalJSON(), as: UTF8.self))])
+        try await rows.markEnqueued(row.id)
+        await deleteTails(row)
+        return true
+    }
+
+    /// Every tail object the upload's writers left (the current one and any a killed or stale writer wrote).
+    func deleteTails(_ row: FleetUpload) async {
+        for object in (try? await s3.list(location("\(row.key).tail."), atMost: 1000)) ?? [] {
+            try? await s3.delete(location(object.key))
+        }
+    }
+}

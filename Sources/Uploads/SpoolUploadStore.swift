@@ -1,0 +1,30 @@
+import NIOPosix
+
+/// Single host (`serve --spool`): uploads beside the spool (``UploadDirectory``), each finished
+/// one renamed into `work/<id>` for `ingestd watch`; statuses read from the spool and the CDN
+/// directory.
+struct SpoolUploadStore: UploadStore {
+    let directory: UploadDirectory
+    let cdn: String?
+    let publicURL: String?
+
+    func create(token: UploadToken, limit: Int64, length: Int64, metadata: UploadMetadata) async throws -> PartialUpload {
+        try directory.create(token: token, limit: limit, length: length, metadata: metadata)
+    }
+
+    func find(_ id: String, part: Int) async throws -> PartialUpload? {
+        guard let set = directory.set(id), !set.terminated, let upload = directory.read(id, part: part) else { return nil }
+        if upload.isComplete { _ = try? directory.enqueueIfComplete(id) }
+        return upload
+    }
+
+    func writer(_ upload: PartialUpload) async throws -> any UploadBodyWriter {
+        try UploadWriter(upload, in: directory)
+    }
+
+    func terminate(_ id: String) async throws { try directory.terminate(id) }
+
+    func status(_ id: String) async throws -> JobStatusReport? {
+        JobStatusReport.read(id: id, uploads: directory, cdn: cdn, publicURL: publicURL)
+    }
+}

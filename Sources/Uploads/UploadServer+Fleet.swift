@@ -1,0 +1,43 @@
+import Fleet
+import Foundation
+import Logging
+import ObjectStorage
+import PostgresNIO
+import ServiceLifecycle
+
+extension UploadServer {
+    /// Fleet mode's storage: the job queue's database and the bucket the workers take uploads from.
+    public struct Fleet: Sendable {
+        /// Running (a service beside the server), with the queue's schema migrated.
+        public var client: PostgresClient
+        /// How long one database call may take.
+        public var timeout: Duration
+        public var storage: S3Client
+        /// `s3://bucket/prefix`, the workers' `--uploads`: an upload's object is `<prefix>/<id>/<filename>`.
+        public var uploads: S3Location
+        /// The workers' `--cdn s3://bucket/prefix`: with ``Configuration/publicURL``, completed
+        /// statuses give URLs under the public URL instead of `s3://` ones.
+        public var cdn: String?
+        /// A local directory for request bodies on their way to the bucket (at most one part each).
+        public var scratch: String
+
+        public init(client: PostgresClient, timeout: Duration, storage: S3Client, uploads: S3Location, cdn: String?, scratch: String) {
+            self.client = client
+            self.timeout = timeout
+            self.storage = storage
+            self.uploads = uploads
+            self.cdn = cdn
+            self.scratch = scratch
+        }
+    }
+
+    /// The fleet server (`serve --database … --uploads s3://…`), with its upkeep beside it.
+    public static func make(_ configuration: Configuration, fleet: Fleet, metrics: UploadMetrics, logger: Logger) throws -> some Service {
+        try FileManager.default.createDirectory(atPath: fleet.scratch, withIntermediateDirectories: true)
+        let store = FleetUploadStore(rows: FleetUploadRows(client: fleet.client, logger: logger, timeout: fleet.timeout),
+                                     queue: JobQueue(client: fleet.client, logger: logger, timeout: fleet.timeout), s3: fleet.storage,
+                                     root: fleet.uploads, cdn: fleet.cdn, publicURL: configuration.publicURL, scratch: fleet.scratch, logger: logger)
+        return application(configuration, store: store, services: [FleetUploadUpkeep(store: store, metrics: metrics, logger: logger)],
+                           metrics: metrics, logger: logger)
+    }
+}
