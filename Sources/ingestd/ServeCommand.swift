@@ -9,7 +9,7 @@ import Uploads
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Take resumable uploads (tus 1.0) straight from the app's phones into the spool, and answer their status.",
+        abstract: "Take resumable uploads (tus 1.0) straight from the app's phones into the spool or a fleet's bucket, and answer their status.",
         discussion: """
         The app's backend signs an upload URL per video (`ingestd upload-url`); the phone's tus \
         client POSTs to it, PATCHes the bytes in chunks and, after a dropped connection, asks \
@@ -18,6 +18,14 @@ struct ServeCommand: AsyncParsableCommand {
         SPOOL/work/<id>/ (once, whatever is retried), which `ingestd watch` on the same spool \
         transcodes and publishes. Unfinished uploads are removed when their token expires.
 
+        Fleet mode (instead of --spool): --database URL (or --database-url-file FILE) and \
+        --uploads s3://bucket/prefix (the workers' --uploads). Upload state is in PostgreSQL \
+        (ingestd_uploads), bytes are S3 multipart parts of s3://bucket/prefix/<id>/<filename>, so \
+        any serve host behind the load balancer continues an upload another started; the last \
+        byte queues one job for `ingestd worker` and /v1/jobs/<id> reads the queue. Give --cdn \
+        s3://… (the workers' CDN) with --public-url for public URLs in completed statuses. \
+        Upload sets (upload-url --files N) are single-host only for now.
+
         Endpoints: /v1/uploads (tus: OPTIONS, POST, HEAD, PATCH, DELETE), /v1/jobs/<id> (the \
         job's status for the app), /openapi.yaml, /metrics, /healthz. Put TLS in front (a \
         load balancer or a reverse proxy). See docs/UPLOADS.md.
@@ -25,17 +33,31 @@ struct ServeCommand: AsyncParsableCommand {
         Examples:
           ingestd serve --http 0.0.0.0:8080 --spool /var/spool/ingestd --upload-secret-file /etc/ingestd/upload.secret
           ingestd serve --http 127.0.0.1:8080 --spool spool --upload-secret-file upload.secret --cdn cdn --public-url https://cdn.example.com
+          ingestd serve --http 0.0.0.0:8080 --database-url-file /run/secrets/db --uploads s3://media/uploads \
+            --upload-secret-file /etc/ingestd/upload.secret --cdn s3://media/cdn --public-url https://cdn.example.com
         """)
 
     @Option(help: ArgumentHelp("Listen address.", valueName: "addr:port"))
     var http: String
 
-    @Option(help: ArgumentHelp("The spool `ingestd watch` runs on (must exist).", valueName: "dir"))
-    var spool: String
+    @Option(help: ArgumentHelp("Single host: the spool `ingestd watch` runs on (must exist).", valueName: "dir"))
+    var spool: String?
+
+    @OptionGroup var databaseOption: DatabaseOption
+
+    @Option(help: ArgumentHelp("Fleet mode: the bucket prefix the workers take uploads from (their --uploads); uploads go to <prefix>/<id>/<filename>.",
+                               valueName: "s3://bucket/prefix"))
+    var uploads: String?
+
+    @OptionGroup var storage: StorageOption
+
+    @Option(help: ArgumentHelp("Fleet mode: where request bodies wait for the bucket (at most one S3 part each).", valueName: "dir"))
+    var scratch: String = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-serve").path
 
     @OptionGroup var secret: UploadSecretOption
 
-    @Option(help: ArgumentHelp("The CDN directory the spool publishes to (statuses name the poster it holds).", valueName: "dir"))
+    @Option(help: ArgumentHelp("The CDN the jobs publish to: the spool's directory (statuses name the poster it holds), or in fleet mode the workers' s3://bucket/prefix.",
+                               valueName: "dir|s3://bucket/prefix"))
     var cdn: String?
 
     @Option(help: ArgumentHelp("The public URL in front of --cdn (completed statuses give URLs under it).", valueName: "url"))
@@ -58,21 +80,28 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxUploads > 0 else { throw ValidationError("--max-uploads must be at least 1") }
         guard readTimeout >= 1 else { throw ValidationError("--read-timeout must be at least 1 second") }
         guard minRate >= 0 else { throw ValidationError("--min-rate must not be negative") }
+        let fleet = databaseOption.database != nil || databaseOption.databaseUrlFile != nil || uploads != nil
+        guard (spool != nil) != fleet else {
+            throw ValidationError(spool == nil ? "give --spool DIR (single host) or --database URL with --uploads s3://bucket/prefix (fleet)"
+                                               : "--spool (single host) and --database/--uploads (fleet) exclude each other")
+        }
     }
 
     func run() async throws {
-        let root = SpoolLayout(root: spool).root
-        try WorkerOptions.requireRoot("--spool", root)
-        if let cdn { try WorkerOptions.requireRoot("--cdn", cdn) }
         let (host, port) = try WorkerOptions.address(http)
         let key = try secret.key()
         let logger = Log.make(label: "ingestd.serve", format: logFormat, defaultLevel: .info)
         var publicBase = publicURL
         while publicBase?.hasSuffix("/") == true { publicBase?.removeLast() }
-        let configuration = UploadServer.Configuration(
-            host: host, port: port, spool: root, cdn: cdn.map { URL(fileURLWithPath: $0).standardizedFileURL.path }, publicURL: publicBase,
-            secret: key, maxBytes: Preset.builtIn.limits.maxBytes, maxUploads: maxUploads,
-            readTimeout: .milliseconds(Int64(readTimeout * 1000)), minBytesPerSecond: minRate)
+        var configuration = UploadServer.Configuration(
+            host: host, port: port, spool: "", publicURL: publicBase, secret: key, maxBytes: Preset.builtIn.limits.maxBytes,
+            maxUploads: maxUploads, readTimeout: .milliseconds(Int64(readTimeout * 1000)), minBytesPerSecond: minRate)
+        guard let spool else { return try await runFleet(configuration, logger: logger) }
+        let root = SpoolLayout(root: spool).root
+        try WorkerOptions.requireRoot("--spool", root)
+        if let cdn { try WorkerOptions.requireRoot("--cdn", cdn) }
+        configuration.spool = root
+        configuration.cdn = cdn.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         let server = try Report.catching { try UploadServer.make(configuration, metrics: UploadMetrics(), logger: logger) }
         logger.info("serving uploads", metadata: ["http": "\(http)", "spool": "\(root)"])
         let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

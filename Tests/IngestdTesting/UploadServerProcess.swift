@@ -13,19 +13,28 @@ public final class UploadServerProcess {
     /// A command the server runs under, by absolute path, such as `/usr/bin/faketime -f +2h`
     /// (set before a `start()`).
     public var launcher: [String] = []
+    /// Fleet mode: no spool or CDN directory of its own (`arguments` name the database and bucket).
+    public let fleet: Bool
+    /// Added to the server's environment (S3 credentials in fleet mode).
+    public let environment: [String: String]
 
     public static let client = "\(Paths.root)/Tests/IngestdTesting/tus_client.py"
     public static var tuspyAvailable: Bool { (try? Tool.run("python3", ["-c", "import tusclient"]))?.status == 0 }
 
-    public init(base: String, arguments: [String] = []) throws {
+    /// `secretFile`: another server's, so that both take the same links (a fleet behind one URL).
+    public init(base: String, arguments: [String] = [], fleet: Bool = false, environment: [String: String] = [:], secretFile: String? = nil) throws {
         try? FileManager.default.removeItem(atPath: base)
         spool = "\(base)/spool"
         cdn = "\(base)/cdn"
         for directory in [spool, cdn] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        secretFile = "\(base)/upload.secret"
-        let key = (0..<32).map { _ in UInt8.random(in: 0...255) }
-        FileManager.default.createFile(atPath: secretFile, contents: Data("upsec_\(Data(key).base64EncodedString())\n".utf8),
-                                       attributes: [.posixPermissions: 0o600])
+        self.secretFile = secretFile ?? "\(base)/upload.secret"
+        if secretFile == nil {
+            let key = (0..<32).map { _ in UInt8.random(in: 0...255) }
+            FileManager.default.createFile(atPath: self.secretFile, contents: Data("upsec_\(Data(key).base64EncodedString())\n".utf8),
+                                           attributes: [.posixPermissions: 0o600])
+        }
+        self.fleet = fleet
+        self.environment = environment
         port = try PostgresServer.freePort()
         self.arguments = arguments
         log = "\(base)/serve.log"
@@ -38,11 +47,12 @@ public final class UploadServerProcess {
     /// Starts the server and waits until `/healthz` answers.
     public func start() throws {
         let process = Process()
-        let serve = ["serve", "--http", "127.0.0.1:\(port)", "--spool", spool, "--upload-secret-file", secretFile, "--cdn", cdn] + arguments
+        let serve = ["serve", "--http", "127.0.0.1:\(port)", "--upload-secret-file", secretFile] + (fleet ? [] : ["--spool", spool, "--cdn", cdn]) + arguments
         process.executableURL = URL(fileURLWithPath: launcher.first ?? Paths.binary)
         process.arguments = launcher.isEmpty ? serve : launcher.dropFirst() + [Paths.binary] + serve
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let handle = FileHandle(forWritingAtPath: log)
         handle?.seekToEndOfFile()
         process.standardError = handle

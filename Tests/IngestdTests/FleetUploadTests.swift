@@ -1,0 +1,120 @@
+import Foundation
+import IngestdTesting
+import Testing
+
+/// `ingestd serve` in fleet mode (#31): upload state in PostgreSQL, bytes as S3 multipart parts
+/// in a real SeaweedFS bucket, two serve hosts on one queue; curl speaks tus, boto3 and psql
+/// check what is where.
+@Suite(.serialized, .enabled(if: PostgresServer.binaries != nil && ObjectStoreServer.binary != nil && S3Check.available,
+                             "PostgreSQL, SeaweedFS or boto3 is not installed"))
+struct FleetUploadTests {
+    typealias HTTP = UploadServerTests
+
+    /// A fleet of serve hosts on one database and one bucket, sharing one upload secret.
+    struct Fleet {
+        let database: PostgresServer
+        let s3: ObjectStoreServer
+        let base: String
+        var hosts: [UploadServerProcess] = []
+
+        init(_ name: String, hosts count: Int, extra: [String] = []) throws {
+            database = try PostgresServer(name: name)
+            s3 = try ObjectStoreServer(name: name)
+            base = Paths.scratch(name)
+            for index in 0..<count {
+                let arguments = ["--database", database.url, "--uploads", "s3://media/uploads", "--s3-endpoint", s3.endpoint,
+                                 "--scratch", "\(base)/scratch-\(index)"] + extra
+                hosts.append(try UploadServerProcess(base: "\(base)/host-\(index)", arguments: arguments, fleet: true, environment: s3.environment,
+                                                     secretFile: hosts.first?.secretFile))
+            }
+        }
+
+        /// `length` bytes of `file` from `offset`, as a file of their own.
+        func slice(_ file: String, _ offset: Int, _ length: Int) throws -> String {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
+            defer { try? handle.close() }
+            try handle.seek(toOffset: UInt64(offset))
+            let path = "\(base)/slice-\(offset)-\(length)"
+            try (handle.readData(ofLength: length)).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+
+        func sql(_ statement: String) throws -> String { try database.sql(statement) }
+
+        func keys(_ prefix: String) throws -> [String] { try #require(try S3Check.run(s3, ["list", s3.bucket, prefix]) as? [String]) }
+
+        func pending() throws -> [[String]] { try #require(try S3Check.run(s3, ["pending", s3.bucket, "uploads/"]) as? [[String]]) }
+    }
+
+    /// 30 MB from host A in a 6 MiB PATCH (a part) and 1 MiB ones (the tail); A is killed (SIGKILL);
+    /// host B reports exactly the acknowledged offset and takes the rest, while a second writer on
+    /// the restarted A gets 409; the last byte makes one job whose input is the completed object,
+    /// byte-identical to the source, with no multipart upload or tail object left; a retried last
+    /// PATCH and HEADs after it queue nothing more.
+    @Test func anUploadStartedOnOneHostIsFinishedOnAnother() throws {
+        let fleet = try Fleet("fleet-upload", hosts: 2)
+        let (a, b) = (fleet.hosts[0], fleet.hosts[1])
+        let source = "\(fleet.base)/source"
+        #expect(try Tool.run("sh", ["-c", "head -c 30000000 /dev/urandom > '\(source)'"]).status == 0)
+        let size = 30_000_000, mib = 1 << 20
+        let link = try a.link("fleet-clip")
+        let created = try HTTP.create(link.upload, length: size, ["Upload-Metadata": "filename \(Data("phone clip.mp4".utf8).base64EncodedString())"])
+        let location = try #require(created.headers["location"], "\(created.status) \(created.body)")
+        let (onA, onB) = (a.url + location, b.url + location)
+
+        var offset = 0
+        for length in [6 * mib, mib, mib] {
+            let answer = try HTTP.patch(onA, offset: offset, file: try fleet.slice(source, offset, length))
+            offset += length
+            #expect(answer.status == 204 && answer.headers["upload-offset"] == "\(offset)", "\(answer)")
+        }
+        #expect(try fleet.sql("SELECT jsonb_array_length(parts) || ' ' || tail FROM ingestd_uploads WHERE id = 'fleet-clip'") == "1 \(2 * mib)",
+                "6 MiB went as a part, 2 MiB wait in the tail")
+        let stored = try fleet.keys("uploads/fleet-clip/")
+        #expect(stored.count == 1 && stored[0].contains(".tail."), "one tail object: \(stored)")
+
+        a.kill9()
+        let head = try HTTP.request("HEAD", onB, HTTP.tus)
+        #expect(head.status == 200 && head.headers["upload-offset"] == "\(offset)" && head.headers["upload-length"] == "\(size)", "\(head)")
+
+        // Two writers at once: a slow PATCH on B holds the upload; the same offset on A is refused.
+        try a.start()
+        let slow = Process()
+        slow.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        slow.arguments = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PATCH", "--limit-rate", "1M", "-H", "Tus-Resumable: 1.0.0",
+                          "-H", "Upload-Offset: \(offset)", "-H", "Content-Type: application/offset+octet-stream",
+                          "--data-binary", "@\(try fleet.slice(source, offset, 3 * mib))", onB]
+        let slowOutput = Pipe()
+        slow.standardOutput = slowOutput
+        try slow.run()
+        try Daemon.wait(timeout: 10, "B's writer to hold the upload") {
+            (try? fleet.sql("SELECT writer IS NOT NULL FROM ingestd_uploads WHERE id = 'fleet-clip'")) == "t"
+        }
+        let loser = try HTTP.patch(onA, offset: offset, file: try fleet.slice(source, offset, mib))
+        #expect(loser.status == 409, "\(loser)")
+        slow.waitUntilExit()
+        #expect(String(decoding: slowOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "204")
+        offset += 3 * mib
+        #expect(try HTTP.request("HEAD", onA, HTTP.tus).headers["upload-offset"] == "\(offset)", "the loser wrote nothing")
+        #expect(try fleet.sql("SELECT jsonb_array_length(parts) || ' ' || tail FROM ingestd_uploads WHERE id = 'fleet-clip'") == "2 0",
+                "tail and body made 5 MiB: the second part")
+
+        let last = try fleet.slice(source, offset, size - offset)
+        let finished = try HTTP.patch(onB, offset: offset, file: last)
+        #expect(finished.status == 204 && finished.headers["upload-offset"] == "\(size)", "\(finished)")
+
+        // Exactly one job, whatever is retried.
+        #expect(try HTTP.patch(onB, offset: offset, file: last).status == 409, "a retried last PATCH")
+        for host in [onA, onB] { #expect(try HTTP.request("HEAD", host, HTTP.tus).headers["upload-offset"] == "\(size)") }
+        #expect(try fleet.sql("SELECT count(*) || ' ' || min(input) FROM ingestd_jobs WHERE id = 'fleet-clip'")
+                == "1 s3://media/uploads/fleet-clip/phone clip.mp4")
+        #expect(try fleet.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = 'fleet-clip' AND event = 'queued'") == "1")
+        let copy = "\(fleet.base)/copy"
+        _ = try S3Check.run(fleet.s3, ["get", fleet.s3.bucket, "uploads/fleet-clip/phone clip.mp4", copy])
+        #expect(try HTTP.sha256(copy) == (try HTTP.sha256(source)), "the object is the source, byte for byte")
+        #expect(try fleet.keys("uploads/") == ["uploads/fleet-clip/phone clip.mp4"], "no tail object left")
+        #expect(try fleet.pending().isEmpty, "no multipart upload left")
+        let status = try HTTP.request("GET", link.status.replacingOccurrences(of: a.url, with: b.url))
+        #expect(status.status == 200 && status.body.contains("\"state\":\"queued\""), "\(status)")
+    }
+}
