@@ -117,4 +117,67 @@ struct FleetUploadTests {
         let status = try HTTP.request("GET", link.status.replacingOccurrences(of: a.url, with: b.url))
         #expect(status.status == 200 && status.body.contains("\"state\":\"queued\""), "\(status)")
     }
+
+    /// The status API reads the queue: `uploading` with the bytes' share, `queued` once the last
+    /// byte landed, `completed` with URLs under --public-url once a bucket worker published it.
+    /// Beside it: a terminated upload and an expired one leave no multipart upload, tail or row;
+    /// an upload set is refused in fleet mode.
+    @Test func aWorkerPublishesAFleetUploadAndItsStatusSaysSo() throws {
+        let fleet = try Fleet("fleet-publish", hosts: 1, extra: ["--cdn", "s3://media/cdn", "--public-url", "https://cdn.example.com"])
+        let host = fleet.hosts[0]
+        let source = Paths.sample("portrait_rotated.mp4")
+        let size = Int(Checks.size(source))
+        let link = try host.link("fleet-pub")
+        let upload = host.url + (try #require(try HTTP.create(link.upload, length: size).headers["location"]))
+        #expect(try HTTP.patch(upload, offset: 0, file: try fleet.slice(source, 0, size / 2)).status == 204)
+        let uploading = try HTTP.request("GET", link.status).body
+        #expect(uploading.contains("\"state\":\"uploading\"") && uploading.contains("\"progress\":50"), "\(uploading)")
+        #expect(try HTTP.patch(upload, offset: size / 2, file: try fleet.slice(source, size / 2, size - size / 2)).status == 204)
+        #expect(try HTTP.request("GET", link.status).body.contains("\"state\":\"queued\""))
+
+        let worker = try BucketFleetTests.Worker(["worker", "--database", fleet.database.url, "--cdn", "s3://media/cdn", "--uploads", "s3://media/uploads",
+                                                  "--jobs", "1", "--poll", "0.5", "--lease", "20", "--s3-endpoint", fleet.s3.endpoint],
+                                                 environment: fleet.s3.environment, name: "fleet-publish")
+        try Daemon.wait(timeout: 240, "the upload published") {
+            (try? fleet.sql("SELECT state FROM ingestd_jobs WHERE id = 'fleet-pub'")) == "published"
+        }
+        let body = try HTTP.request("GET", link.status).body
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any], "\(body)")
+        let version = try fleet.sql("SELECT output FROM ingestd_jobs WHERE id = 'fleet-pub'").dropFirst("s3://media/cdn".count)
+        #expect(report["state"] as? String == "completed" && report["master_url"] as? String == "https://cdn.example.com\(version)/master.m3u8", "\(report)")
+        let poster = try #require(report["poster_url"] as? String, "\(report)")
+        let posterKey = "cdn" + poster.dropFirst("https://cdn.example.com".count)
+        #expect(try S3Check.run(fleet.s3, ["head", fleet.s3.bucket, posterKey]) is [String: Any], "the poster is there: \(posterKey)")
+        _ = worker
+
+        // Terminated: the multipart upload and tail go; the token stays used.
+        let gone = try host.link("fleet-gone")
+        let goneURL = host.url + (try #require(try HTTP.create(gone.upload, length: 3_000_000).headers["location"]))
+        #expect(try HTTP.patch(goneURL, offset: 0, file: try fleet.slice(source, 0, 100_000)).status == 204)
+        #expect(try HTTP.request("DELETE", goneURL, HTTP.tus).status == 204)
+        #expect(try HTTP.request("HEAD", goneURL, HTTP.tus).status == 404)
+        #expect(try HTTP.create(gone.upload, length: 100).status == 409)
+        let leftGone = try fleet.pending()
+        #expect(try fleet.keys("uploads/fleet-gone/").isEmpty && leftGone.allSatisfy { !$0[0].hasPrefix("uploads/fleet-gone/") }, "\(leftGone)")
+
+        // Expired (its row aged by hand): the restarted host's first upkeep removes everything of it.
+        let late = try host.link("fleet-late")
+        let lateURL = host.url + (try #require(try HTTP.create(late.upload, length: 3_000_000).headers["location"]))
+        #expect(try HTTP.patch(lateURL, offset: 0, file: try fleet.slice(source, 0, 100_000)).status == 204)
+        #expect(try fleet.keys("uploads/fleet-late/").count == 1)
+        _ = try fleet.sql("UPDATE ingestd_uploads SET expires_at = now() - interval '1 second' WHERE id = 'fleet-late'")
+        host.kill9()
+        try host.start()
+        try Daemon.wait(timeout: 30, "the expired upload removed") {
+            (try? fleet.sql("SELECT count(*) FROM ingestd_uploads WHERE id = 'fleet-late'")) == "0"
+        }
+        let leftLate = try fleet.pending()
+        #expect(try fleet.keys("uploads/fleet-late/").isEmpty && leftLate.isEmpty, "\(leftLate)")
+        #expect(try HTTP.request("GET", "\(host.url)/metrics").body.contains("uploads_expired_total 1"))
+
+        // Upload sets are single-host only for now.
+        let set = try host.link("fleet-set", extra: ["--files", "2"])
+        let refused = try HTTP.create(set.upload, length: 100, ["Upload-Metadata": "filename \(Data("upload.json".utf8).base64EncodedString())"])
+        #expect(refused.status == 501 && refused.body.contains("single-host"), "\(refused)")
+    }
 }
