@@ -108,7 +108,9 @@ struct S3ClientTests {
                 guard let error = error as? S3ObjectTooLarge else { return false }
                 return error.size > limit && error.size <= limit + (256 << 10) && error.limit == limit
             }
-            #expect(ContinuousClock.now - started < .seconds(30), "\(framing): stopped at the limit, not at the end of the body")
+            // The size above proves where it stopped; this only says it returned at all (an endless
+            // body read to its end never would). Loose: a loaded 2-core CI host has taken 100 s.
+            #expect(ContinuousClock.now - started < .seconds(300), "\(framing): stopped at the limit, not at the end of the body")
             #expect(!FileManager.default.fileExists(atPath: target), "\(framing): nothing left behind")
         }
         // The client hangs up on the endless body (the proxy logs it once its writes fail).

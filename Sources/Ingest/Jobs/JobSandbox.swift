@@ -23,14 +23,20 @@ public enum JobSandbox {
     /// secret may live there).
     static let systemFiles = ["/etc/localtime", "/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
                               "/dev/urandom", "/dev/zero"]
-    static let systemDirectories = ["/usr", "/lib", "/lib64", "/sys/devices/system/cpu"]
+    /// `/proc` whole: libdispatch's pool monitor reads `/proc/<thread id>/stat`, which is not
+    /// beneath `/proc/<pid>`, and crashes when it cannot. Another process's environment, memory
+    /// and descriptors stay out of reach: Landlock refuses ptrace-level access to any process
+    /// outside the job's own domain.
+    static let systemDirectories = ["/usr", "/lib", "/lib64", "/sys/devices/system/cpu", "/proc"]
 
     /// The rules of a job process for `request`; with none, only what every process needs.
     public static func rules(for request: JobRequest?) -> Rules {
         var read = systemDirectories + systemFiles
-        read.append("/proc/\(getpid())")
-        // Wherever this binary and its libraries were loaded from (a toolchain outside /usr).
-        read += loadedLibraryDirectories()
+        // Wherever this binary and its libraries were loaded from (a toolchain outside /usr), and
+        // the Swift runtime's crash backtracer beside them (a crash report is how a bug is found).
+        let libraries = loadedLibraryDirectories()
+        read += libraries
+        read += libraries.filter { $0.hasSuffix("/lib/swift/linux") }.map { String($0.dropLast("lib/swift/linux".count)) + "libexec/swift" }
         guard let request else { return Rules(read: read, write: ["/dev/null"]) }
         switch request.input {
         case .path(let path): read.append(path)
