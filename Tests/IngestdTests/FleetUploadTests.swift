@@ -99,6 +99,16 @@ struct FleetUploadTests {
         #expect(try fleet.sql("SELECT jsonb_array_length(parts) || ' ' || tail FROM ingestd_uploads WHERE id = 'fleet-clip'") == "2 0",
                 "tail and body made 5 MiB: the second part")
 
+        // A body that breaks off (curl gives up after 2 s at 512 KiB/s): what arrived is kept, in the tail.
+        let broken = try HTTP.patch(onB, offset: offset, file: try fleet.slice(source, offset, 4 * mib), extra: ["--limit-rate", "512K", "--max-time", "2"])
+        #expect(broken.status == 0, "cut off before an answer: \(broken.status)")
+        try Daemon.wait(timeout: 20, "the broken-off body acknowledged and its writer gone") {
+            (try? fleet.sql("SELECT upload_offset > \(offset) AND writer IS NULL FROM ingestd_uploads WHERE id = 'fleet-clip'")) == "t"
+        }
+        let kept = Int(try #require(try HTTP.request("HEAD", onA, HTTP.tus).headers["upload-offset"])) ?? 0
+        #expect(kept > offset && kept < offset + 4 * mib, "part of the body kept: \(kept - offset) bytes")
+        offset = kept
+
         let last = try fleet.slice(source, offset, size - offset)
         let finished = try HTTP.patch(onB, offset: offset, file: last)
         #expect(finished.status == 204 && finished.headers["upload-offset"] == "\(size)", "\(finished)")
@@ -116,6 +126,14 @@ struct FleetUploadTests {
         #expect(try fleet.pending().isEmpty, "no multipart upload left")
         let status = try HTTP.request("GET", link.status.replacingOccurrences(of: a.url, with: b.url))
         #expect(status.status == 200 && status.body.contains("\"state\":\"queued\""), "\(status)")
+
+        // A host that died between completing the object and recording anything: the next HEAD
+        // finishes the upload again (the multipart upload is gone, the object is whole) and the
+        // queue keeps its one job.
+        _ = try fleet.sql("UPDATE ingestd_uploads SET completed = false, enqueued = false WHERE id = 'fleet-clip'")
+        #expect(try HTTP.request("HEAD", onA, HTTP.tus).status == 200)
+        #expect(try fleet.sql("SELECT completed AND enqueued FROM ingestd_uploads WHERE id = 'fleet-clip'") == "t")
+        #expect(try fleet.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = 'fleet-clip' AND event = 'queued'") == "1")
     }
 
     /// The status API reads the queue: `uploading` with the bytes' share, `queued` once the last
