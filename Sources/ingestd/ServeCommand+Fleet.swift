@@ -26,7 +26,7 @@ extension ServeCommand {
         let client = try storage.client()
         let database = try databaseOption.resolve(jobs: 8)
         do {
-            try await database.withClient(logger: logger) { try await QueueSchema.migrate($0, logger: logger) }
+            _ = try await database.withClient(logger: logger) { try await QueueSchema.migrate($0, logger: logger) }
         } catch {
             throw Report.fail(QueueUnavailable(database: database, error: error), json: false)
         }

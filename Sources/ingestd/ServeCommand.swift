@@ -13,18 +13,21 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
         The app's backend signs an upload URL per video (`ingestd upload-url`); the phone's tus \
         client POSTs to it, PATCHes the bytes in chunks and, after a dropped connection, asks \
-        with HEAD where to go on. Every acknowledged byte is fsynced first, so kill -9 of the \
-        server loses nothing it acknowledged. The last byte makes the upload a job in \
-        SPOOL/work/<id>/ (once, whatever is retried), which `ingestd watch` on the same spool \
-        transcodes and publishes. Unfinished uploads are removed when their token expires.
+        with HEAD where to go on. Single host (--spool): every acknowledged byte is fsynced \
+        first, so kill -9 of the server loses nothing it acknowledged; the last byte makes the \
+        upload a job in SPOOL/work/<id>/ (once, whatever is retried), which `ingestd watch` on \
+        the same spool transcodes and publishes. Unfinished uploads are removed when their \
+        token expires.
 
         Fleet mode (instead of --spool): --database URL (or --database-url-file FILE) and \
         --uploads s3://bucket/prefix (the workers' --uploads). Upload state is in PostgreSQL \
         (ingestd_uploads), bytes are S3 multipart parts of s3://bucket/prefix/<id>/<filename>, so \
-        any serve host behind the load balancer continues an upload another started; the last \
-        byte queues one job for `ingestd worker` and /v1/jobs/<id> reads the queue. Give --cdn \
+        any serve host behind the load balancer continues an upload another started; an offset \
+        is acknowledged only once its bytes are in the bucket and its row is committed. The last \
+        byte queues one job for `ingestd worker`; /v1/jobs/<id> reads the queue. Give --cdn \
         s3://… (the workers' CDN) with --public-url for public URLs in completed statuses. \
-        Upload sets (upload-url --files N) are single-host only for now.
+        Upload sets (upload-url --files N) are single-host only for now. Database pool: 12 \
+        connections unless --database-connections says otherwise.
 
         Endpoints: /v1/uploads (tus: OPTIONS, POST, HEAD, PATCH, DELETE), /v1/jobs/<id> (the \
         job's status for the app), /openapi.yaml, /metrics, /healthz. Put TLS in front (a \
@@ -33,8 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
         Examples:
           ingestd serve --http 0.0.0.0:8080 --spool /var/spool/ingestd --upload-secret-file /etc/ingestd/upload.secret
           ingestd serve --http 127.0.0.1:8080 --spool spool --upload-secret-file upload.secret --cdn cdn --public-url https://cdn.example.com
-          ingestd serve --http 0.0.0.0:8080 --database-url-file /run/secrets/db --uploads s3://media/uploads \
-            --upload-secret-file /etc/ingestd/upload.secret --cdn s3://media/cdn --public-url https://cdn.example.com
+          ingestd serve --http 0.0.0.0:8080 --database-url-file /run/secrets/db --uploads s3://media/uploads --upload-secret-file /etc/ingestd/upload.secret --cdn s3://media/cdn --public-url https://cdn.example.com
         """)
 
     @Option(help: ArgumentHelp("Listen address.", valueName: "addr:port"))
