@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """The tests' tus clients: tuspy (a stock client) and raw sockets for what no client does.
 
-  tus_client.py upload URL FILE [--chunk N] [--pause-after K --go PATH] [--checksum]
+  tus_client.py upload URL FILE [--chunk N] [--pause-after K --go PATH [--resume-at BASE]] [--checksum]
       Uploads FILE with tuspy in chunks of N bytes. With --pause-after, after K chunks it prints
       "paused" and waits for PATH to exist (the test kills and restarts the server meanwhile), then
       resumes the way an app does after a restart: a new uploader on the stored upload URL, which
-      asks the server (HEAD) where to go on. Prints one JSON line: {url, resumed_from, sent}.
+      asks the server (HEAD) where to go on; with --resume-at, on another server of the fleet (the
+      upload URL's scheme, host and port replaced by BASE). Prints one JSON line: {url, resumed_from, sent}.
   tus_client.py trickle HOST PORT PATH COUNT SECONDS
       Opens COUNT connections that each start a PATCH and then send one byte a second (slowloris);
       after SECONDS prints {open, closed} (connections the server has closed).
 """
 import json, os, socket, sys, time
 
-def upload(url, path, chunk, pause_after, go, checksum):
+def upload(url, path, chunk, pause_after, go, checksum, resume_at=None):
     from tusclient import client
     tus = client.TusClient(url)
     uploader = tus.uploader(path, chunk_size=chunk, metadata={"filename": os.path.basename(path)},
@@ -32,7 +33,12 @@ def upload(url, path, chunk, pause_after, go, checksum):
             break
     resumed_from = None
     if uploader.offset < size:
-        again = tus.uploader(path, url=uploader.url, chunk_size=chunk, upload_checksum=checksum, retries=20, retry_delay=1)
+        url = uploader.url
+        if resume_at:
+            from urllib.parse import urlsplit, urlunsplit
+            base, parts = urlsplit(resume_at), urlsplit(url)
+            url = urlunsplit((base.scheme, base.netloc, parts.path, parts.query, parts.fragment))
+        again = tus.uploader(path, url=url, chunk_size=chunk, upload_checksum=checksum, retries=20, retry_delay=1)
         resumed_from = again.offset
         while again.offset < size:
             before = again.offset
@@ -72,6 +78,6 @@ if __name__ == "__main__":
         def option(name, default=None):
             return args[args.index(name) + 1] if name in args else default
         upload(args[1], args[2], int(option("--chunk", 1 << 20)), int(option("--pause-after", 0)), option("--go"),
-               "--checksum" in args)
+               "--checksum" in args, option("--resume-at"))
     elif args[0] == "trickle":
         trickle(args[1], int(args[2]), args[3], int(args[4]), float(args[5]))
