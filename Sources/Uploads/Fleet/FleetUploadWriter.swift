@@ -82,14 +82,16 @@ final class FleetUploadWriter: UploadBodyWriter, @unchecked Sendable {
         if next.offset == next.length || total >= S3Client.minimumPartSize {
             try await renew()  // the lease checked just before a part is sent under its number
             let number = row.parts.count + 1
-            let etag = try await store.s3.uploadPart(store.location(row.key), uploadID: row.multipartID, number: number, file: path, range: 0..<total)
+            let (s3, object, multipart, path) = (store.s3, store.location(row.key), row.multipartID, path)
+            let etag = try await holdingLease { try await s3.uploadPart(object, uploadID: multipart, number: number, file: path, range: 0..<total) }
             next.parts.append(.init(number: number, etag: etag, size: total))
             next.tail = 0
             next.tailKey = nil
         } else {
             // A new name per write: a stale writer's tail never replaces the one the row names.
             let key = "\(row.key).tail.\(next.offset).\(writer.prefix(8))"
-            try await store.s3.upload(file: path, to: store.location(key), contentType: "application/octet-stream")
+            let (s3, object, path) = (store.s3, store.location(key), path)
+            try await holdingLease { try await s3.upload(file: path, to: object, contentType: "application/octet-stream") }
             next.tail = total
             next.tailKey = key
         }
@@ -104,6 +106,30 @@ final class FleetUploadWriter: UploadBodyWriter, @unchecked Sendable {
             // Acknowledged all the same: the next HEAD, or the upkeep within a minute, finishes it.
             store.logger.warning("upload complete but not yet a job", metadata: ["id": "\(row.id)", "error": "\(error)"])
             return false
+        }
+    }
+
+    /// Runs a bucket write while the lease is renewed beside it: a slow link to the bucket does not
+    /// let another request take the upload (and send a part under the same number) meanwhile.
+    /// Only a host frozen longer than the lease can still lose it mid-write; its record is then
+    /// refused, and a part it replaced fails the completion with S3's `InvalidPart`.
+    @discardableResult
+    private func holdingLease<T: Sendable>(_ write: @escaping @Sendable () async throws -> T) async throws -> T {
+        let (rows, id, part, writer) = (store.rows, row.id, row.part, writer)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await write() }
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: FleetUploadRows.lease / 3)
+                    _ = try? await rows.renew(id, part: part, writer: writer)
+                }
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let done = try await group.next() {
+                if let done { return done }
+            }
+            throw CancellationError()
         }
     }
 
