@@ -12,6 +12,8 @@ public struct PostgresStore: JobStore {
     public let queue: JobQueue
     /// When this worker last pruned old job events (hourly, with the lease rescue).
     private let pruning = Hourly()
+    /// The percent last written for each attempt in flight on this worker.
+    private let reported = ReportedProgress()
     /// How long job events are kept: 30 days.
     public static let keepEvents = Duration.seconds(30 * 86_400)
     /// This worker's name in the job rows (`host/pid`).
@@ -100,6 +102,7 @@ public struct PostgresStore: JobStore {
                        publish: @escaping @Sendable () async throws -> Void) async throws -> Bool {
         do {
             return try await described {
+                reported.forget(job)
                 guard case .published(let result) = end else {
                     return try await queue.finish(job, end, event: webhook(end)) != nil
                 }
@@ -142,6 +145,25 @@ public struct PostgresStore: JobStore {
     }
 
     static let missingRetry = Duration.seconds(5)
+
+    /// Writes the attempt's percent to its row under the fence, only when the whole percent
+    /// changed; best effort: bounded by the queue's timeout, a failure is dropped (and retried
+    /// at the next report), never the job's.
+    public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {
+        let percent = Int((max(0, min(1, progress.fraction)) * 100).rounded(.down))
+        guard reported.changes(job, to: percent) else { return }
+        let written = try? await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
+            let rows = try await connection.query("""
+                UPDATE ingestd_jobs SET progress = \(percent), progress_token = token, progress_at = now()
+                 WHERE id = \(job.id) AND token = \(job.token) AND state = 'running'
+                """, logger: logger)
+            for try await _ in rows {}
+            return true
+        }
+        if written == nil { reported.forget(job) }
+    }
+
+    public func abandon(_ job: ClaimedJob) async { reported.forget(job) }
 
     /// Measured with one round trip, against its midpoint.
     public func clockOffset() async throws -> Double? {
@@ -230,5 +252,25 @@ private final class Hourly: Sendable {
             last = .now
             return true
         }
+    }
+}
+
+/// The percent last written per attempt (`id`, token), so an unchanged one is not written again.
+private final class ReportedProgress: Sendable {
+    private let percents = Mutex<[String: Int]>([:])
+
+    /// Whether `percent` differs from the one last noted for the attempt; notes it.
+    func changes(_ job: ClaimedJob, to percent: Int) -> Bool {
+        percents.withLock { percents in
+            let key = "\(job.id)/\(job.token)"
+            guard percents[key] != percent else { return false }
+            if percents.count >= 10_000 { percents.removeAll() }  // attempts never finished here (a lost lease)
+            percents[key] = percent
+            return true
+        }
+    }
+
+    func forget(_ job: ClaimedJob) {
+        _ = percents.withLock { $0.removeValue(forKey: "\(job.id)/\(job.token)") }
     }
 }

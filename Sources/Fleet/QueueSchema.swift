@@ -104,6 +104,9 @@ public enum QueueSchema {
             """,
             "CREATE INDEX ingestd_uploads_expiry ON ingestd_uploads (expires_at)",
         ],
+        // A running job's progress, 0–100 (PostgresStore.progress), for `GET /v1/jobs/{id}` in
+        // fleet mode: good for the attempt whose token wrote it, and only while that one runs.
+        ["ALTER TABLE ingestd_jobs ADD COLUMN progress integer, ADD COLUMN progress_token bigint, ADD COLUMN progress_at timestamptz"],
     ]
 
     /// The schema version this build needs.

@@ -1,14 +1,16 @@
 import Foundation
+import PostgresNIO
 import Transcode
 
 extension FleetUploadStore {
-    /// The job's row in the queue when there is one (`queued`; `running` is `processing`;
+    /// The job's row in the queue when there is one (`queued`; `running` is `processing`, with
+    /// the running attempt's progress;
     /// `published` is `completed`, with URLs under the published version), else the upload's row.
     func status(_ id: String) async throws -> JobStatusReport? {
         if let job = try await rows.job(id) {
             switch job.state {
             case "queued": return JobStatusReport(id: id, state: .queued)
-            case "running": return JobStatusReport(id: id, state: .processing)
+            case "running": return JobStatusReport(id: id, state: .processing, progress: try await rows.progress(id) ?? 0)
             case "published":
                 var report = JobStatusReport(id: id, state: .completed, progress: 100)
                 let manifest = job.manifest.flatMap { try? JSONDecoder().decode(ReadyManifest.self, from: Data($0.utf8)) }
@@ -34,5 +36,19 @@ extension FleetUploadStore {
         let full = "\(output)/\(path)"
         if let publicURL, let cdn, full.hasPrefix(cdn + "/") { return publicURL + full.dropFirst(cdn.count) }
         return full
+    }
+}
+
+extension FleetUploadRows {
+    /// The running attempt's percent (PostgresStore.progress): nil before its first report, or
+    /// when what is there is an earlier attempt's or the job no longer runs.
+    func progress(_ id: String) async throws -> Int? {
+        try await client.withConnection(within: timeout) { [logger] connection in
+            let rows = try await connection.query("""
+                SELECT progress FROM ingestd_jobs WHERE id = \(id) AND state = 'running' AND progress_token = token
+                """, logger: logger)
+            for try await progress in rows.decode(Int?.self) { return progress }
+            return nil
+        }
     }
 }
