@@ -107,6 +107,10 @@ public enum QueueSchema {
         // A running job's progress, 0–100 (PostgresStore.progress), for `GET /v1/jobs/{id}` in
         // fleet mode: good for the attempt whose token wrote it, and only while that one runs.
         ["ALTER TABLE ingestd_jobs ADD COLUMN progress integer, ADD COLUMN progress_token bigint, ADD COLUMN progress_at timestamptz"],
+        // The next S3 part number of a fleet upload, handed out under the writer's lease
+        // (FleetUploadRows.nextPart): no two writers ever send a part under one number.
+        ["ALTER TABLE ingestd_uploads ADD COLUMN next_part integer NOT NULL DEFAULT 1",
+         "UPDATE ingestd_uploads SET next_part = jsonb_array_length(parts) + 1"],
     ]
 
     /// The schema version this build needs.

@@ -34,7 +34,11 @@ extension S3Client {
     public func uploadPart(_ location: S3Location, uploadID: String, number: Int, file path: String, range: Range<Int64>) async throws -> String {
         let response = try await send(.PUT, location, query: "partNumber=\(number)&uploadId=\(S3Signer.encode(uploadID))",
                                       body: .file(path: path, range: range), expecting: [200])
-        return response.headers.first(name: "etag") ?? ""
+        // Without its ETag a part cannot be named at completion: fail the write, not the upload later.
+        guard let etag = response.headers.first(name: "etag"), !etag.isEmpty else {
+            throw S3Error(method: "PUT", location: location, status: 200, code: nil, message: "part \(number) stored without an ETag")
+        }
+        return etag
     }
 
     /// Joins the parts into the object; returns its ETag. S3 may answer 200 with an error in

@@ -80,8 +80,10 @@ final class FleetUploadWriter: UploadBodyWriter, @unchecked Sendable {
         next.offset += received
         next.interrupted = interrupted
         if next.offset == next.length || total >= S3Client.minimumPartSize {
-            try await renew()  // the lease checked just before a part is sent under its number
-            let number = row.parts.count + 1
+            // A number of its own, handed out under the lease (never one another writer used).
+            guard let number = try await store.rows.nextPart(row.id, part: row.part, writer: writer) else {
+                throw TusRefusal(.conflict, "locked", "this request lost the upload (terminated, or taken over after a stall)")
+            }
             let (s3, object, multipart, path) = (store.s3, store.location(row.key), row.multipartID, path)
             let etag = try await holdingLease { try await s3.uploadPart(object, uploadID: multipart, number: number, file: path, range: 0..<total) }
             next.parts.append(.init(number: number, etag: etag, size: total))
@@ -89,7 +91,7 @@ final class FleetUploadWriter: UploadBodyWriter, @unchecked Sendable {
             next.tailKey = nil
         } else {
             // A new name per write: a stale writer's tail never replaces the one the row names.
-            let key = "\(row.key).tail.\(next.offset).\(writer.prefix(8))"
+            let key = "\(row.key).tail.\(next.offset).\(writer)"
             let (s3, object, path) = (store.s3, store.location(key), path)
             try await holdingLease { try await s3.upload(file: path, to: object, contentType: "application/octet-stream") }
             next.tail = total
@@ -110,9 +112,9 @@ final class FleetUploadWriter: UploadBodyWriter, @unchecked Sendable {
     }
 
     /// Runs a bucket write while the lease is renewed beside it: a slow link to the bucket does not
-    /// let another request take the upload (and send a part under the same number) meanwhile.
-    /// Only a host frozen longer than the lease can still lose it mid-write; its record is then
-    /// refused, and a part it replaced fails the completion with S3's `InvalidPart`.
+    /// let another request take the upload meanwhile. A renewal refused (the lease was lost: a
+    /// host frozen longer than it) stops the write; what it sent is under a part number or tail
+    /// key no other writer uses, and its record is refused.
     @discardableResult
     private func holdingLease<T: Sendable>(_ write: @escaping @Sendable () async throws -> T) async throws -> T {
         let (rows, id, part, writer) = (store.rows, row.id, row.part, writer)
@@ -121,7 +123,9 @@ final class FleetUploadWriter: UploadBodyWriter, @unchecked Sendable {
             group.addTask {
                 while !Task.isCancelled {
                     try await Task.sleep(for: FleetUploadRows.lease / 3)
-                    _ = try? await rows.renew(id, part: part, writer: writer)
+                    if (try? await rows.renew(id, part: part, writer: writer)) == false {
+                        throw TusRefusal(.conflict, "locked", "this request lost the upload while sending it to the bucket")
+                    }
                 }
                 return nil
             }
