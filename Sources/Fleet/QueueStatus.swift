@@ -14,6 +14,8 @@ public struct QueueStatus: Codable, Sendable {
         /// `{"code", "message", "attempts"}` for rejected and failed jobs (and the last error of a retried one).
         public var reason: Reason?
         public var worker: String?
+        /// 0–100, the running attempt's own (PostgresStore.progress); only while running.
+        public var progress: Int?
     }
 
     public struct Reason: Codable, Sendable {
@@ -39,13 +41,17 @@ public struct QueueStatus: Codable, Sendable {
                       "rejected": states.rejected, "failed": states.failed]
         var jobs: [Job] = []
         let rows = try await connection.query("""
-            SELECT id, state, attempts, input, output, reason::text, worker FROM ingestd_jobs
-             ORDER BY updated_at DESC, id LIMIT \(limit)
+            SELECT id, state, attempts, input, output, reason::text, worker,
+                   -- read through jsonb, so a schema from before the progress column reads as none
+                   CASE WHEN state = 'running' AND (to_jsonb(j) ->> 'progress_token')::bigint = token
+                        THEN (to_jsonb(j) ->> 'progress')::integer END
+              FROM ingestd_jobs j ORDER BY updated_at DESC, id LIMIT \(limit)
             """, logger: logger)
-        for try await (id, state, attempts, input, output, reason, worker)
-            in rows.decode((String, String, Int, String, String?, String?, String?).self) {
+        for try await (id, state, attempts, input, output, reason, worker, progress)
+            in rows.decode((String, String, Int, String, String?, String?, String?, Int?).self) {
             let decoded = reason.flatMap { try? JSONDecoder().decode(Reason.self, from: Data($0.utf8)) }
-            jobs.append(Job(id: id, state: state, attempts: attempts, input: input, output: output, reason: decoded, worker: worker))
+            jobs.append(Job(id: id, state: state, attempts: attempts, input: input, output: output, reason: decoded, worker: worker,
+                            progress: progress))
         }
         return QueueStatus(states: states, counts: counts, jobs: jobs, webhooks: try await webhooks(connection, logger: logger))
     }

@@ -84,7 +84,7 @@ struct StatusCommand: AsyncParsableCommand {
         for job in status.jobs where job.state != "published" {
             let reason = job.reason.map { "  \($0.code): \($0.message)" } ?? ""
             print("  \(job.state.padding(toLength: 9, withPad: " ", startingAt: 0)) \(job.id)  attempts \(job.attempts)"
-                  + "\(job.worker.map { "  on \($0)" } ?? "")  \(job.input)\(reason)")
+                  + "\(job.worker.map { "  on \($0)" } ?? "")\(job.progress.map { "  \($0)%" } ?? "")  \(job.input)\(reason)")
         }
         Self.printWebhooks(status.webhooks)
     }

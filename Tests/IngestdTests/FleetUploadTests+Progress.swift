@@ -23,12 +23,18 @@ extension FleetUploadTests {
         let worker = try BucketFleetTests.Worker(["worker", "--database", fleet.database.url, "--cdn", "s3://media/cdn", "--uploads", "s3://media/uploads",
                                                   "--jobs", "1", "--poll", "0.5", "--lease", "20", "--s3-endpoint", fleet.s3.endpoint],
                                                  environment: fleet.s3.environment, name: "fleet-progress")
-        var seen: [Int] = [], last: [String: Any] = [:]
+        var seen: [Int] = [], last: [String: Any] = [:], listed: [String: Any]?
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
             let body = try HTTP.request("GET", link.status).body
             last = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any], "\(body)")
             if last["state"] as? String == "processing" { seen.append(try #require(last["progress"] as? Int, "\(last)")) }
+            if listed == nil, let now = seen.last, now > 0, now < 100 {  // `ingestd status` lists it too
+                let status = try Tool.run(Paths.binary, ["status", "--database", fleet.database.url, "--json"])
+                let jobs = (try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["jobs"] as? [[String: Any]]
+                listed = try #require(jobs?.first { $0["id"] as? String == "fleet-progress" }, "\(status.stdout)")
+                #expect(listed?["state"] as? String != "running" || (listed?["progress"] as? Int ?? -1) >= now, "\(listed ?? [:])")
+            }
             if ["completed", "rejected", "failed"].contains(last["state"] as? String ?? "") { break }
             Thread.sleep(forTimeInterval: 0.25)
         }
