@@ -33,10 +33,10 @@ extension UploadServer {
 
     /// The fleet server (`serve --database … --uploads s3://…`), with its upkeep beside it.
     public static func make(_ configuration: Configuration, fleet: Fleet, metrics: UploadMetrics, logger: Logger) throws -> some Service {
-        try FileManager.default.createDirectory(atPath: fleet.scratch, withIntermediateDirectories: true)
+        let scratch = try ServeScratch.make(base: fleet.scratch)
         let store = FleetUploadStore(rows: FleetUploadRows(client: fleet.client, logger: logger, timeout: fleet.timeout),
                                      queue: JobQueue(client: fleet.client, logger: logger, timeout: fleet.timeout), s3: fleet.storage,
-                                     root: fleet.uploads, cdn: fleet.cdn, publicURL: configuration.publicURL, scratch: fleet.scratch, logger: logger)
+                                     root: fleet.uploads, cdn: fleet.cdn, publicURL: configuration.publicURL, scratch: scratch, logger: logger)
         return application(configuration, store: store, services: [FleetUploadUpkeep(store: store, metrics: metrics, logger: logger)],
                            metrics: metrics, logger: logger)
     }

@@ -26,7 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
         is acknowledged only once its bytes are in the bucket and its row is committed. The last \
         byte queues one job for `ingestd worker`; /v1/jobs/<id> reads the queue. Give --cdn \
         s3://… (the workers' CDN) with --public-url for public URLs in completed statuses. \
-        Upload sets (upload-url --files N) are single-host only for now. Database pool: 12 \
+        An upload set (upload-url --files N) is one object per file under s3://bucket/prefix/<id>/, \
+        queued as one job (input that prefix) when its last file lands. Database pool: 12 \
         connections unless --database-connections says otherwise.
 
         Endpoints: /v1/uploads (tus: OPTIONS, POST, HEAD, PATCH, DELETE), /v1/jobs/<id> (the \
@@ -53,8 +54,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var storage: StorageOption
 
-    @Option(help: ArgumentHelp("Fleet mode: where request bodies wait for the bucket (at most one S3 part each).", valueName: "dir"))
-    var scratch: String = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-serve").path
+    @Option(help: ArgumentHelp("Fleet mode: where request bodies wait for the bucket (at most one S3 part each), in a private directory of this process; on disk, not a tmpfs.", valueName: "dir"))
+    var scratch: String = "/var/tmp"
 
     @OptionGroup var secret: UploadSecretOption
 
