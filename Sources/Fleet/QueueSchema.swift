@@ -111,6 +111,9 @@ public enum QueueSchema {
         // (FleetUploadRows.nextPart): no two writers ever send a part under one number.
         ["ALTER TABLE ingestd_uploads ADD COLUMN next_part integer NOT NULL DEFAULT 1",
          "UPDATE ingestd_uploads SET next_part = jsonb_array_length(parts) + 1"],
+        // Upload sets in fleet mode (#31): how many uploads make the job (1: a lone video file; more:
+        // an upload set, one row per file, `part` its index).
+        ["ALTER TABLE ingestd_uploads ADD COLUMN files integer NOT NULL DEFAULT 1"],
     ]
 
     /// The schema version this build needs.

@@ -79,25 +79,8 @@ struct UploadDirectory: Sendable {
             }
         }
         let made = parts(token.id)
-        guard !set.terminated, made.count < set.files else {
-            throw TusRefusal(.conflict, "token_used", set.files == 1
-                ? "this token already started an upload; resume it with HEAD and PATCH"
-                : "this token's \(set.files) uploads are all created")
-        }
-        var name = metadata.fileName ?? "upload"
-        if set.files > 1 {
-            guard let given = metadata.fileName else {
-                throw TusRefusal(.badRequest, "bad_metadata", metadata.unsafeName
-                    ? "filename must be one name of 1-128 bytes: no /, no control characters, not starting with ."
-                    : "an upload set needs each file's name: Upload-Metadata filename (the name upload.json uses)")
-            }
-            guard !made.contains(where: { $0.name == given }) else { throw TusRefusal(.conflict, "token_used", "\(given) is already being uploaded") }
-            name = given
-        }
-        let total = made.reduce(length) { $0 + $1.length }
-        guard total <= limit else {
-            throw TusRefusal(.contentTooLarge, "too_large", "the upload's files would hold \(total) bytes, over its limit of \(limit) bytes")
-        }
+        let name = try UploadSetRule.nextName(files: set.files, terminated: set.terminated, made: made.map { ($0.name, $0.length) },
+                                              length: length, limit: limit, metadata: metadata)
         let upload = PartialUpload(id: token.id, part: made.count + 1, length: length, offset: 0, name: name,
                                    path: set.files == 1 ? "upload/\(name)" : "upload/\(token.id)/\(name)", metadata: metadata.raw)
         do {

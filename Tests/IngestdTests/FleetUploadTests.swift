@@ -138,8 +138,8 @@ struct FleetUploadTests {
 
     /// The status API reads the queue: `uploading` with the bytes' share, `queued` once the last
     /// byte landed, `completed` with URLs under --public-url once a bucket worker published it.
-    /// Beside it: a terminated upload and an expired one leave no multipart upload, tail or row;
-    /// an upload set is refused in fleet mode.
+    /// Beside it: a terminated upload and an expired one leave no multipart upload, tail or row
+    /// (upload sets: FleetUploadTests+Set.swift).
     @Test func aWorkerPublishesAFleetUploadAndItsStatusSaysSo() throws {
         let fleet = try Fleet("fleet-publish", hosts: 1, extra: ["--cdn", "s3://media/cdn", "--public-url", "https://cdn.example.com"])
         let host = fleet.hosts[0]
@@ -192,10 +192,5 @@ struct FleetUploadTests {
         let leftLate = try fleet.pending()
         #expect(try fleet.keys("uploads/fleet-late/").isEmpty && leftLate.isEmpty, "\(leftLate)")
         #expect(try HTTP.request("GET", "\(host.url)/metrics").body.contains("uploads_expired_total 1"))
-
-        // Upload sets are single-host only for now.
-        let set = try host.link("fleet-set", extra: ["--files", "2"])
-        let refused = try HTTP.create(set.upload, length: 100, ["Upload-Metadata": "filename \(Data("upload.json".utf8).base64EncodedString())"])
-        #expect(refused.status == 501 && refused.body.contains("single-host"), "\(refused)")
     }
 }

@@ -22,10 +22,12 @@ struct FleetUpload: Codable, Sendable {
     var terminated: Bool
     var completed: Bool
     var enqueued: Bool
+    /// How many uploads make the job: 1 for a lone video file, more for an upload set (``part`` is then the file's index).
+    var files: Int
 
     enum CodingKeys: String, CodingKey {
         case id, part, length, offset = "upload_offset", name, metadata, key, multipartID = "multipart_id", parts, tail,
-             tailKey = "tail_key", interrupted, terminated, completed, enqueued
+             tailKey = "tail_key", interrupted, terminated, completed, enqueued, files
     }
 
     /// As ``TusHandler`` sees it: `path` is the object's key.
@@ -44,9 +46,9 @@ struct FleetUploadRows: Sendable {
     /// How long a writer holds an upload without renewing (a host killed mid-request frees it after this).
     static let lease = Duration.seconds(15)
 
-    private static let row = "row_to_json(ingestd_uploads.*)::text"
+    static let row = "row_to_json(ingestd_uploads.*)::text"
 
-    private func rows(_ query: PostgresQuery) async throws -> [FleetUpload] {
+    func rows(_ query: PostgresQuery) async throws -> [FleetUpload] {
         try await client.withConnection(within: timeout) { [logger] connection in
             var found: [FleetUpload] = []
             for try await text in try await connection.query(query, logger: logger).decode(String.self) {
@@ -56,7 +58,7 @@ struct FleetUploadRows: Sendable {
         }
     }
 
-    private func changed(_ query: PostgresQuery) async throws -> Bool {
+    func changed(_ query: PostgresQuery) async throws -> Bool {
         try await client.withConnection(within: timeout) { [logger] connection in
             for try await _ in try await connection.query(query, logger: logger) { return true }
             return false
@@ -65,17 +67,6 @@ struct FleetUploadRows: Sendable {
 
     func read(_ id: String, part: Int) async throws -> FleetUpload? {
         try await rows("SELECT \(unescaped: Self.row) FROM ingestd_uploads WHERE id = \(id) AND part = \(part)").first
-    }
-
-    /// Inserts the upload unless its id has a row already, or a job (one token, one job).
-    func insert(_ upload: FleetUpload, expires: Int64) async throws -> Bool {
-        try await changed("""
-            INSERT INTO ingestd_uploads (id, part, length, name, metadata, key, multipart_id, expires_at)
-            SELECT \(upload.id), \(upload.part), \(upload.length), \(upload.name), \(upload.metadata), \(upload.key), \(upload.multipartID),
-                   to_timestamp(\(Double(expires)))
-             WHERE NOT EXISTS (SELECT 1 FROM ingestd_jobs WHERE id = \(upload.id))
-            ON CONFLICT DO NOTHING RETURNING 1
-            """)
     }
 
     /// Takes the upload for `writer` when no live lease holds it; nil when one does (or it is gone).
@@ -119,20 +110,25 @@ struct FleetUploadRows: Sendable {
         _ = try await changed("UPDATE ingestd_uploads SET enqueued = true, updated_at = now() WHERE id = \(id) RETURNING 1")
     }
 
-    /// Ends an upload not yet complete; nil when there is none to end.
-    func terminate(_ id: String) async throws -> FleetUpload? {
+    /// Ends the upload, or every file of its set, unless it is a job: a lone file once complete, a
+    /// set once enqueued. The set's rows are locked in part order, as ``FleetUploadStore/enqueueSet(_:files:)``
+    /// locks them, so the two never both win. Returns the rows ended (none: nothing to end).
+    func terminate(_ id: String) async throws -> [FleetUpload] {
         try await rows("""
             UPDATE ingestd_uploads SET terminated = true, updated_at = now()
-             WHERE id = \(id) AND NOT terminated AND NOT completed AND NOT enqueued RETURNING \(unescaped: Self.row)
-            """).first
+             WHERE (id, part) IN (SELECT id, part FROM ingestd_uploads WHERE id = \(id) ORDER BY part FOR UPDATE)
+               AND NOT terminated AND NOT enqueued AND (files > 1 OR NOT completed) RETURNING \(unescaped: Self.row)
+            """)
     }
 
-    /// Uploads whose token has expired (at most 100), and complete ones not yet enqueued.
+    /// Uploads whose token has expired (at most 100), and complete ones not yet enqueued (a set's
+    /// files once they all are).
     func due() async throws -> (expired: [FleetUpload], unqueued: [FleetUpload]) {
         let expired = try await rows("SELECT \(unescaped: Self.row) FROM ingestd_uploads WHERE expires_at < now() ORDER BY expires_at LIMIT 100")
         let unqueued = try await rows("""
             SELECT \(unescaped: Self.row) FROM ingestd_uploads
-             WHERE upload_offset = length AND NOT enqueued AND NOT terminated AND expires_at >= now() LIMIT 100
+             WHERE upload_offset = length AND NOT enqueued AND NOT terminated AND expires_at >= now()
+               AND (NOT completed OR files = (SELECT count(*) FROM ingestd_uploads s WHERE s.id = ingestd_uploads.id AND s.completed)) LIMIT 100
             """)
         return (expired, unqueued)
     }

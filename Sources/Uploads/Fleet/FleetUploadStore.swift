@@ -9,7 +9,8 @@ import Transcode
 /// an S3 multipart upload of `<uploads>/<id>/<filename>` plus, below S3's 5 MiB part minimum,
 /// a tail object beside it; so any `serve` host continues an upload another started. The last
 /// byte completes the multipart upload and queues one job (``JobQueue/enqueue(_:)``, idempotent
-/// by id) whose input is that object.
+/// by id) whose input is that object; in an upload set (one row per file, `part` its index),
+/// the last byte of the last file queues one job whose input is the prefix `<id>/`.
 struct FleetUploadStore: UploadStore {
     let rows: FleetUploadRows
     let queue: JobQueue
@@ -28,24 +29,27 @@ struct FleetUploadStore: UploadStore {
         return location
     }
 
+    /// The token's next upload: its name by ``UploadSetRule`` (checked before the multipart upload
+    /// is made, and again under the id's lock as the row goes in), its object `<id>/<name>`.
     func create(token: UploadToken, limit: Int64, length: Int64, metadata: UploadMetadata) async throws -> PartialUpload {
-        guard token.files == 1 else {
-            throw TusRefusal(.notImplemented, "set_single_host",
-                             "upload sets (upload-url --files N) are taken only by a single-host server (serve --spool) for now")
+        let rule: @Sendable ([FleetUpload]) throws -> String = { made in
+            try UploadSetRule.nextName(files: token.files, terminated: made.contains(where: \.terminated), made: made.map { ($0.name, $0.length) },
+                                       length: length, limit: limit, metadata: metadata)
         }
-        let used = TusRefusal(.conflict, "token_used", "this token already started an upload (or job \(token.id) exists); resume it with HEAD and PATCH")
-        guard try await rows.read(token.id, part: 1) == nil else { throw used }
-        let name = metadata.fileName ?? "upload"
+        let name = try rule(try await rows.set(token.id))
         let object = root.appending("\(token.id)/\(name)")
         let multipart = try await s3.createMultipartUpload(object, contentType: "application/octet-stream")
-        let upload = FleetUpload(id: token.id, part: 1, length: length, offset: 0, name: name, metadata: metadata.raw, key: object.key,
-                                 multipartID: multipart, parts: [], tail: 0, tailKey: nil, interrupted: false, terminated: false,
-                                 completed: false, enqueued: false)
-        guard try await rows.insert(upload, expires: token.expires) else {
+        do {
+            return try await rows.insertNext(token.id, expires: token.expires) { made in
+                guard try rule(made) == name else { throw TusRefusal(.conflict, "token_used", "\(name) is already being uploaded") }
+                return FleetUpload(id: token.id, part: made.count + 1, length: length, offset: 0, name: name, metadata: metadata.raw, key: object.key,
+                                   multipartID: multipart, parts: [], tail: 0, tailKey: nil, interrupted: false, terminated: false,
+                                   completed: false, enqueued: false, files: token.files)
+            }.upload
+        } catch {
             try? await s3.abortUpload(object, uploadID: multipart)
-            throw used
+            throw error
         }
-        return upload.upload
     }
 
     func find(_ id: String, part: Int) async throws -> PartialUpload? {
@@ -60,21 +64,32 @@ struct FleetUploadStore: UploadStore {
         try await FleetUploadWriter.make(upload, store: self)
     }
 
+    /// `DELETE`: every file of the upload's set ends (a set without one file can never be whole);
+    /// their multipart uploads, tails and objects go.
     func terminate(_ id: String) async throws {
-        guard let row = try await rows.terminate(id) else {
+        let ended = try await rows.terminate(id)
+        guard !ended.isEmpty else {
             if let row = try await rows.read(id, part: 1), !row.terminated {
                 throw TusRefusal(.forbidden, "completed", "the upload is complete and is a job now; it cannot be terminated")
             }
             throw TusRefusal(.notFound, "unknown", "no such upload")
         }
+        for row in ended { await discard(row, object: true) }
+    }
+
+    /// Removes an upload's bytes that no job needs: its multipart upload, its tails and, when
+    /// `object`, the object it completed.
+    func discard(_ row: FleetUpload, object: Bool) async {
         try? await s3.abortUpload(location(row.key), uploadID: row.multipartID)
         await deleteTails(row)
+        if object { try? await s3.delete(location(row.key)) }
     }
 
     /// Makes a complete upload a job, idempotently: completes the multipart upload (one already
     /// completed, found by its object's size, counts), records that, queues the job (a job already
-    /// queued with this id stays as it is), records that, and deletes the tail objects. Any step
-    /// may be repeated after a crash; none makes a second job. Returns whether the job is queued.
+    /// queued with this id stays as it is), records that, and deletes the tail objects. A file of a
+    /// set queues the set's job only if it is the last (``enqueueSet(_:files:)``). Any step may be
+    /// repeated after a crash; none makes a second job. Returns whether the job is queued.
     @discardableResult
     func finish(_ row: FleetUpload) async throws -> Bool {
         guard !row.enqueued else { return true }
@@ -86,8 +101,10 @@ struct FleetUploadStore: UploadStore {
             } catch {
                 guard let info = try await s3.head(object), info.size == row.length else { throw error }
             }
+            await deleteTails(row)  // before it counts as complete: a set's prefix shows the worker no tail
             try await rows.markCompleted(row.id, part: row.part)
         }
+        if row.files > 1 { return try await enqueueSet(row.id, files: row.files) }
         try await queue.enqueue([.init(id: row.id, input: object.description, preset: String(decoding: Preset.builtIn.canonicalJSON(), as: UTF8.self))])
         try await rows.markEnqueued(row.id)
         await deleteTails(row)

@@ -2,7 +2,8 @@ import Logging
 import ServiceLifecycle
 
 /// Every minute (and once at start), on every fleet `serve` host: uploads whose token expired
-/// lose their multipart upload, tail objects and row (a finished one only its row); complete
+/// lose their multipart upload, tail objects, object and row (a finished one only its row; a
+/// set's files each theirs); complete
 /// uploads not yet queued (their host died between the last byte and the job) are queued.
 struct FleetUploadUpkeep: Service {
     let store: FleetUploadStore
@@ -22,20 +23,19 @@ struct FleetUploadUpkeep: Service {
 
     func sweep() async throws {
         let due = try await store.rows.due()
-        var expired: [String] = []
+        var expired: Set<String> = []
         for row in due.expired {
-            if !row.enqueued {
-                try? await store.s3.abortUpload(store.location(row.key), uploadID: row.multipartID)
-                await store.deleteTails(row)
-            }
-            if try await store.rows.delete(row.id, part: row.part), !row.enqueued, !row.terminated { expired.append(row.id) }
+            // Not a job: its bytes go, the object too unless a job names it after all (a host
+            // killed between queueing and recording it).
+            if !row.enqueued { await store.discard(row, object: try await store.rows.job(row.id) == nil) }
+            if try await store.rows.delete(row.id, part: row.part), !row.enqueued, !row.terminated { expired.insert(row.id) }
         }
         for row in due.unqueued {
             do { try await store.finish(row) } catch { logger.warning("cannot queue a complete upload yet", metadata: ["id": "\(row.id)", "error": "\(error)"]) }
         }
         if !expired.isEmpty {
             metrics.expired(expired.count)
-            logger.info("expired uploads removed", metadata: ["ids": "\(expired)"])
+            logger.info("expired uploads removed", metadata: ["ids": "\(expired.sorted())"])
         }
     }
 }
