@@ -19,6 +19,10 @@ enum UploadSetRule {
                     : "an upload set needs each file's name: Upload-Metadata filename (the name upload.json uses)")
             }
             guard !made.contains(where: { $0.name == given }) else { throw TusRefusal(.conflict, "token_used", "\(given) is already being uploaded") }
+            // A fleet upload keeps its unsent bytes beside its object as `<name>.tail.*`.
+            guard !given.contains(".tail.") else {
+                throw TusRefusal(.badRequest, "bad_metadata", "filename must not contain .tail. (kept for an upload's unsent bytes)")
+            }
             name = given
         }
         let total = made.reduce(length) { $0 + $1.length }

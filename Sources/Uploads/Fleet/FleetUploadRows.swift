@@ -110,14 +110,15 @@ struct FleetUploadRows: Sendable {
         _ = try await changed("UPDATE ingestd_uploads SET enqueued = true, updated_at = now() WHERE id = \(id) RETURNING 1")
     }
 
-    /// Ends the upload, or every file of its set, unless it is a job: a lone file once complete, a
+    /// Ends the upload, or every file of its set, unless it is a job: a lone file once its last byte
+    /// is acknowledged (its completion may be under way on another host), a
     /// set once enqueued. The set's rows are locked in part order, as ``FleetUploadStore/enqueueSet(_:files:)``
     /// locks them, so the two never both win. Returns the rows ended (none: nothing to end).
     func terminate(_ id: String) async throws -> [FleetUpload] {
         try await rows("""
             UPDATE ingestd_uploads SET terminated = true, updated_at = now()
              WHERE (id, part) IN (SELECT id, part FROM ingestd_uploads WHERE id = \(id) ORDER BY part FOR UPDATE)
-               AND NOT terminated AND NOT enqueued AND (files > 1 OR NOT completed) RETURNING \(unescaped: Self.row)
+               AND NOT terminated AND NOT enqueued AND (files > 1 OR upload_offset < length) RETURNING \(unescaped: Self.row)
             """)
     }
 
