@@ -134,6 +134,18 @@ struct FleetUploadTests {
         #expect(try HTTP.request("HEAD", onA, HTTP.tus).status == 200)
         #expect(try fleet.sql("SELECT completed AND enqueued FROM ingestd_uploads WHERE id = 'fleet-clip'") == "t")
         #expect(try fleet.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = 'fleet-clip' AND event = 'queued'") == "1")
+
+        // The same crash, its job never queued, and no HEAD before the token ran out: the first
+        // upkeep of a restarted host queues it (every byte was acknowledged), never discards it.
+        _ = try fleet.sql("DELETE FROM ingestd_job_events WHERE job_id = 'fleet-clip'")
+        _ = try fleet.sql("DELETE FROM ingestd_jobs WHERE id = 'fleet-clip'")
+        _ = try fleet.sql("UPDATE ingestd_uploads SET completed = false, enqueued = false, expires_at = now() - interval '1 minute' WHERE id = 'fleet-clip'")
+        b.kill9()
+        try b.start()
+        try Daemon.wait(timeout: 30, "the expired, complete upload to be queued") {
+            (try? fleet.sql("SELECT count(*) FROM ingestd_jobs WHERE id = 'fleet-clip'")) == "1"
+        }
+        #expect(try fleet.keys("uploads/") == ["uploads/fleet-clip/phone clip.mp4"], "the object kept")
     }
 
     /// The status API reads the queue: `uploading` with the bytes' share, `queued` once the last

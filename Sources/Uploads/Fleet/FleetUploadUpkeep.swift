@@ -24,7 +24,10 @@ struct FleetUploadUpkeep: Service {
     func sweep() async throws {
         let due = try await store.rows.due()
         var expired: Set<String> = []
-        for row in due.expired {
+        for var row in due.expired {
+            // Every byte acknowledged: the client was told it is done, so it becomes a job after
+            // all (its completion kept failing until its token ran out), never discarded.
+            if !row.enqueued, !row.terminated, row.offset == row.length, (try? await store.finish(row)) == true { row.enqueued = true }
             // Not a job: its bytes go, the object too unless a job names it after all (a host
             // killed between queueing and recording it).
             if !row.enqueued { await store.discard(row, object: try await store.rows.job(row.id) == nil) }
