@@ -10,6 +10,14 @@ public struct S3Error: Error, CustomStringConvertible, Sendable {
     public var code: String?
     public var message: String
 
+    public init(method: String, location: S3Location, status: Int?, code: String?, message: String) {
+        self.method = method
+        self.location = location
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
     public var description: String {
         let what = [status.map(String.init), code].compactMap { $0 }.joined(separator: " ")
         let hint = status == 403 ? " (are the credentials right, and does the bucket's policy allow this?)" : ""

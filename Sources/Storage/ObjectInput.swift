@@ -17,8 +17,8 @@ public struct ObjectInput: Sendable {
 
     /// What an upload in a bucket is, from S3's answers alone (nothing downloaded).
     public enum Found: Sendable {
-        /// One object: a video file.
-        case file(S3Location)
+        /// One object: a video file, of `size` bytes.
+        case file(S3Location, size: Int64)
         /// An upload directory: every object directly under `prefix` (`upload.json` among them).
         case directory(prefix: String, objects: [S3Client.ListedObject])
     }
@@ -30,7 +30,7 @@ public struct ObjectInput: Sendable {
         let admission = Admission(limits: limits)
         if !location.key.isEmpty, !location.key.hasSuffix("/"), let info = try await client.head(location) {
             try admission.checkSize(info.size, upload: location.description)
-            return .file(location)
+            return .file(location, size: info.size)
         }
         let base = location.key.isEmpty || location.key.hasSuffix("/") ? location.key : location.key + "/"
         let listed = try await client.list(S3Location(bucket: location.bucket, key: base), atMost: Self.maxObjects + 1)
@@ -57,11 +57,11 @@ public struct ObjectInput: Sendable {
     /// checked first (``check(_:limits:)``) and enforced again while reading.
     public func fetch(_ location: S3Location, into directory: String, limits: Preset.Limits) async throws -> String {
         switch try await check(location, limits: limits) {
-        case .file(let object):
+        case .file(let object, let size):
             // In a directory of its own: no key can collide with the job's files beside it.
             try FileManager.default.createDirectory(atPath: "\(directory)/input", withIntermediateDirectories: false)
             let path = "\(directory)/input/\(Self.localName(object.name) ?? "upload")"
-            _ = try await download(object, to: path, limit: limits.maxBytes)
+            try await download(object, to: path, limit: limits.maxBytes, size: size)
             return path
         case .directory(let prefix, let objects):
             let upload = "\(directory)/upload"
@@ -69,15 +69,26 @@ public struct ObjectInput: Sendable {
             var budget = limits.maxBytes + Int64(Upload.maxManifestBytes)
             for object in objects {
                 guard let name = Self.relative(object.key, to: prefix) else { continue }  // checked above
-                budget -= try await download(try S3Location(bucket: location.bucket, key: object.key), to: "\(upload)/\(name)", limit: budget)
+                budget -= try await download(try S3Location(bucket: location.bucket, key: object.key), to: "\(upload)/\(name)", limit: budget,
+                                             size: object.size)
             }
             return upload
         }
     }
 
-    private func download(_ location: S3Location, to path: String, limit: Int64) async throws -> Int64 {
+    /// Downloads one object of the upload, which S3 said holds `size` bytes: fewer or more read
+    /// (the object replaced meanwhile, or a server or proxy that understated its length) is a
+    /// storage fault to retry, never a short file handed to the decoder as a corrupt upload.
+    @discardableResult
+    private func download(_ location: S3Location, to path: String, limit: Int64, size: Int64) async throws -> Int64 {
         do {
-            return try await client.download(location, to: path, limit: limit)
+            let read = try await client.download(location, to: path, limit: limit)
+            guard read == size else {
+                unlink(path)
+                throw S3Error(method: "GET", location: location, status: nil, code: nil,
+                              message: "read \(read) bytes where the object holds \(size) (replaced meanwhile, or the answer was cut short)")
+            }
+            return read
         } catch let error as S3ObjectTooLarge {
             throw TranscodeError.limitExceeded(path: location.description, limit: "size", measured: "\(error.size) bytes or more",
                                                allowed: "\(error.limit) bytes")

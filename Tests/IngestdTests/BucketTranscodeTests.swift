@@ -88,6 +88,24 @@ struct BucketTranscodeTests {
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
+    /// A server (or a proxy) that announces fewer bytes than the object holds: the download ends
+    /// short, and without the size S3 reported for the object a truncated file would go to the
+    /// decoder (rejected as corrupt, or published cut short). It is a storage fault instead
+    /// (exit 69), nothing published.
+    @Test func aDownloadCutShortIsAStorageFaultNotACorruptUpload() throws {
+        let server = try ObjectStoreServer(name: "transcode-short")
+        let proxy = try HTTPFaultProxy(target: server.port)
+        _ = try S3Check.run(server, ["put", server.bucket, "uploads/clip.mp4", Paths.sample("portrait_rotated.mp4")])
+        try proxy.lie(.understate, matching: "GET /media/uploads/clip.mp4", declare: 200_000)
+        let out = Paths.scratch("bucket-short-out")
+        try? FileManager.default.removeItem(atPath: out)
+        let result = try Self.ingestd(server, ["transcode", "s3://media/uploads/clip.mp4", "--out", out, "--json"],
+                                      endpoint: "http://127.0.0.1:\(proxy.port)")
+        #expect(result.status == 69 && result.stdout.contains("storage_unavailable") && result.stdout.contains("read 200000 bytes"),
+                "\(result.status) \(result.stdout) \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     @Test func wrongCredentialsAndMissingObjectsAreNamed() throws {
         let server = try ObjectStoreServer(name: "transcode-refusals")
         _ = try S3Check.run(server, ["put", server.bucket, "uploads/clip.mp4", Paths.sample("hdr_hlg.mp4")])
