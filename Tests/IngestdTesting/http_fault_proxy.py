@@ -91,7 +91,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for name, value in response.getheaders():
             if name.lower() not in ("transfer-encoding", "connection", "content-length"):
                 self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
+        # A HEAD's length is the object's (its body is empty): passed on as the server said it.
+        length = response.getheader("Content-Length", "0") if self.command == "HEAD" else str(len(data))
+        self.send_header("Content-Length", length)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
