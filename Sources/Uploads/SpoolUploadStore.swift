@@ -1,3 +1,4 @@
+import Foundation
 import NIOPosix
 
 /// Single host (`serve --spool`): uploads beside the spool (``UploadDirectory``), each finished
@@ -26,5 +27,13 @@ struct SpoolUploadStore: UploadStore {
 
     func status(_ id: String) async throws -> JobStatusReport? {
         JobStatusReport.read(id: id, uploads: directory, cdn: cdn, publicURL: publicURL)
+    }
+
+    func upkeep() async throws -> [String] {
+        let expired = directory.sweep()
+        for id in (try? FileManager.default.contentsOfDirectory(atPath: directory.root)) ?? [] {
+            _ = try? directory.enqueueIfComplete(id)
+        }
+        return expired
     }
 }

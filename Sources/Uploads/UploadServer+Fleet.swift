@@ -37,7 +37,7 @@ extension UploadServer {
         let store = FleetUploadStore(rows: FleetUploadRows(client: fleet.client, logger: logger, timeout: fleet.timeout),
                                      queue: JobQueue(client: fleet.client, logger: logger, timeout: fleet.timeout), s3: fleet.storage,
                                      root: fleet.uploads, cdn: fleet.cdn, publicURL: configuration.publicURL, scratch: scratch, logger: logger)
-        return application(configuration, store: store, services: [FleetUploadUpkeep(store: store, metrics: metrics, logger: logger)],
+        return application(configuration, store: store, services: [UploadUpkeep(store: store, metrics: metrics, logger: logger)],
                            metrics: metrics, logger: logger)
     }
 }

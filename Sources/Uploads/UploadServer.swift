@@ -50,7 +50,7 @@ public enum UploadServer {
         let directory = UploadDirectory(layout: SpoolLayout(root: configuration.spool))
         try directory.prepare()
         let store = SpoolUploadStore(directory: directory, cdn: configuration.cdn, publicURL: configuration.publicURL)
-        return application(configuration, store: store, services: [UploadSweeper(directory: directory, metrics: metrics, logger: logger)],
+        return application(configuration, store: store, services: [UploadUpkeep(store: store, metrics: metrics, logger: logger)],
                            metrics: metrics, logger: logger)
     }
 

@@ -21,6 +21,10 @@ protocol UploadStore: Sendable {
 
     /// What `GET /v1/jobs/{id}` answers; nil for an id with neither upload nor job.
     func status(_ id: String) async throws -> JobStatusReport?
+
+    /// Removes uploads whose token expired and hands on complete ones not yet jobs; returns the
+    /// ids of unfinished uploads removed (``UploadUpkeep`` calls it every minute).
+    func upkeep() async throws -> [String]
 }
 
 /// One request's body on its way into an upload. The handler checks lengths and checksums
