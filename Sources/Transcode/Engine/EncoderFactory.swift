@@ -72,9 +72,9 @@ enum EncoderFactory {
         }
     }
 
-    /// RFC 6381 codec string of H.264, read from its avcC extradata (an encoder's or a copied stream's).
+    /// RFC 6381 codec string of H.264 from its extradata (avcC or Annex B; an encoder's or a copied
+    /// stream's), or High@4.1 when it cannot be read.
     static func codecString(avcC: [UInt8]) -> String {
-        guard avcC.count >= 4, avcC[0] == 1 else { return "avc1.640029" }
-        return "avc1." + avcC[1...3].map { String(format: "%02x", $0) }.joined()
+        CodecString.avc(avcC) ?? "avc1.640029"
     }
 }
