@@ -56,7 +56,7 @@ public enum Transcoder {
         let cancellation = CancellationFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<ReadyManifest, Error>) in
-                let thread = Thread {
+                startThread(named: "transcode", stackSize: 8 << 20) {
                     do {
                         let manifest = try runBlocking(request, cancellation: cancellation) { events?.yield($0) }
                         events?.yield(.finished(manifest))
@@ -67,9 +67,6 @@ public enum Transcoder {
                         done.resume(throwing: error)
                     }
                 }
-                thread.name = "ingestd.transcode"
-                thread.stackSize = 8 << 20
-                thread.start()
             }
         } onCancel: {
             cancellation.cancel()

@@ -57,6 +57,36 @@ import Transcode
         #expect(abs(top.average - 235) <= 2, "\(format) top rung: \(top)")
     }
 
+    /// A BT.601 source (colour bars, tagged smpte170m) comes out tagged BT.709 with its colours
+    /// converted: its top rung, at the source's own size, matches the source converted to BT.709 by
+    /// swscale (an independent path: the engine converts in YUV with `colorspace`), and not the
+    /// source's untouched pixels, which read as BT.709 would be the wrong colours.
+    @Test func bt601SourceComesOutAsBT709WithTheSameColours() async throws {
+        let clip = try await Fixtures.shared.generated("bars_bt601.mp4", [
+            "-f", "lavfi", "-i", "smptebars=s=720x1280:r=30:d=2", "-vf", "scale=out_color_matrix=bt601:out_range=tv,format=yuv420p",
+            "-colorspace", "smpte170m", "-color_primaries", "smpte170m", "-color_trc", "smpte170m",
+            "-c:v", "libx264", "-preset", "ultrafast", "-crf", "4"])
+        let output = try await Fixtures.shared.output(clip)
+        let top = "\(output.directory)/720p/index.m3u8"
+        let video = try #require(try Checks.streams(top).first { $0.string("codec_type") == "video" })
+        #expect(video.string("color_space") == "bt709" && video.string("color_primaries") == "bt709"
+                && video.string("color_transfer") == "bt709" && video.string("color_range") == "tv", "\(video)")
+        #expect(video.int("width") == 720 && video.int("height") == 1280)
+        func psnr(reference filter: String) throws -> (y: Double, u: Double, v: Double) {
+            let run = try Tool.run("ffmpeg", ["-hide_banner", "-nostats", "-i", top, "-i", clip, "-lavfi",
+                                              "[1:v]\(filter)format=yuv420p[ref];[0:v][ref]psnr", "-f", "null", "-"])
+            let line = try #require(run.stderr.split(separator: "\n").last { $0.contains("PSNR y:") })
+            func value(_ key: String) -> Double {
+                Double(line.components(separatedBy: " \(key):").last?.split(separator: " ").first ?? "") ?? 0
+            }
+            return (value("y"), value("u"), value("v"))
+        }
+        let converted = try psnr(reference: "scale=in_color_matrix=bt601:out_color_matrix=bt709,")
+        let untouched = try psnr(reference: "")
+        #expect(converted.y > 38 && converted.u > 38 && converted.v > 38, "against the BT.709 reference: \(converted)")
+        #expect(converted.y > untouched.y + 8, "converted \(converted) vs untouched \(untouched)")
+    }
+
     @Test func oddSizedSilentSourceGetsEvenSizesAndASilentTrack() async throws {
         let output = try await Fixtures.shared.output(Paths.sample("noaudio_odd.webm"))
         let streams = try Checks.streams("\(output.directory)/video.mp4")

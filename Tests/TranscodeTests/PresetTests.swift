@@ -52,6 +52,36 @@ import Testing
     }
 
     /// Presets written before passthrough and the start buffer existed load with the old behaviour's values.
+    /// A rung's own x264 speed and options reach the plan; options that would break out of the
+    /// option string, or change what the engine decides (keyframe grid, rate control), are refused.
+    @Test func rungEncoderOptionsAreCheckedAndPlanned() throws {
+        func reason(_ rung: [String: Any]) throws -> String? {
+            let error = try decodeError { object in
+                var rungs = object["rungs"] as! [[String: Any]]
+                rungs[0].merge(rung) { $1 }
+                object["rungs"] = rungs
+            }
+            if case .badPreset(_, let field, let reason) = error { return "\(field): \(reason)" }
+            return nil
+        }
+        #expect(try reason(["encoderPreset": "slow", "x264Params": "b-adapt=0:rc-lookahead=10"]) == nil)
+        #expect(try reason(["encoderPreset": "warp"])?.hasPrefix("rungs[0].encoderPreset") == true)
+        for bad in ["keyint=300", "scenecut=40", "vbv-maxrate=99999", "b-adapt", "b-adapt=0:", "me=hex,crf=1:x=1",
+                    "me=hex:stats=/etc/passwd", "ref=3\u{0}", "Ref=3", "ref=3:ref=4=5"] {
+            #expect(try reason(["x264Params": bad])?.hasPrefix("rungs[0].x264Params") == true, "\(bad) accepted")
+        }
+        var preset = Preset.builtIn
+        preset.rungs[1].encoderPreset = "medium"
+        preset.rungs[1].x264Params = "b-adapt=0"
+        let probe = SourceProbe(path: "/x.mp4", container: "mov,mp4", durationSeconds: 10, sizeBytes: 1_000_000, streamCount: 1,
+                                video: VideoStreamInfo(codec: "h264", width: 1080, height: 1920, rotation: 0, frameRate: 30,
+                                                       pixelFormat: "yuv420p", bitDepth: 8, colorTransfer: "bt709",
+                                                       colorPrimaries: "bt709", colorSpace: "bt709"), audio: nil)
+        let plan = try TranscodePlan.make(probe: probe, preset: preset)
+        #expect(plan.rungs.map(\.encoderPreset) == [nil, "medium", nil, nil])
+        #expect(plan.rungs.map(\.x264Params) == [nil, "b-adapt=0", nil, nil])
+    }
+
     @Test func presetsWithoutNewerVideoFieldsGetDefaults() throws {
         var object = try JSONSerialization.jsonObject(with: Preset.builtIn.canonicalJSON()) as! [String: Any]
         var video = object["video"] as! [String: Any]

@@ -65,6 +65,28 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
         #expect(!sdr.clipVideoFilter(sdr.clips[0]).contains("tonemap"))
     }
 
+    /// Another matrix is converted once, in YUV (`colorspace`) where that filter takes the frames,
+    /// through swscale otherwise (full range); BT.709 is left alone.
+    @Test func otherMatricesAreConvertedToBT709InYUV() throws {
+        func filter(space: String, format: String = "yuv420p", range: String? = nil, height: Int = 1080) throws -> String {
+            var source = probe(width: 1920, height: height)
+            source.video?.colorSpace = space
+            source.video?.pixelFormat = format
+            source.video?.colorRange = range
+            let plan = try TranscodePlan.make(probe: source, preset: .builtIn)
+            return plan.clipVideoFilter(plan.clips[0])
+        }
+        #expect(try filter(space: "smpte170m").contains("colorspace=ispace=bt470bg:iprimaries=bt709:itrc=bt709:irange=tv:space=bt709"))
+        #expect(try filter(space: "smpte170m").contains("fast=1"))
+        #expect(try filter(space: "unknown", height: 480).contains("colorspace=ispace=bt470bg"), "untagged SD is BT.601")
+        #expect(try filter(space: "bt2020nc", format: "yuv420p10le").contains("colorspace=ispace=bt2020nc"))
+        #expect(try filter(space: "bt470bg", format: "yuvj420p").contains("scale=in_color_matrix=bt601:out_color_matrix=bt709"))
+        #expect(try filter(space: "bt470bg", range: "pc").contains("scale=in_color_matrix=bt601"))
+        #expect(try filter(space: "bt2020nc", format: "nv12").contains("scale=in_color_matrix=bt2020:"))
+        let bt709 = try filter(space: "bt709")
+        #expect(!bt709.contains("colorspace") && !bt709.contains("color_matrix"))
+    }
+
     @Test func segmentsStartShortThenSettleAtTarget() throws {
         let plan = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, duration: 30), preset: .builtIn)
         let starts = (0..<900).filter(plan.startsSegment(frame:))

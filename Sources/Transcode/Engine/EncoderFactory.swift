@@ -8,12 +8,13 @@ enum EncoderFactory {
         let gop = plan.gopFrames
         let level = Int32(TranscodePlan.levelIDC(plan.level))
         return try Encoder(codecName: "libx264", options: [
-            "preset": plan.encoderPreset,
+            "preset": rung.encoderPreset ?? plan.encoderPreset,
             "profile": "high",
             "crf": String(rung.crf),
             "forced-idr": "1",
             "x264-params": "keyint=\(gop):min-keyint=\(gop):scenecut=0:open-gop=0"
-                + (rung.initialBufferFill.map { ":vbv-init=\($0)" } ?? ""),
+                + (rung.initialBufferFill.map { ":vbv-init=\($0)" } ?? "")
+                + (rung.x264Params.map { ":" + $0 } ?? ""),
         ]) { ctx in
             ctx.pointee.width = Int32(rung.width)
             ctx.pointee.height = Int32(rung.height)

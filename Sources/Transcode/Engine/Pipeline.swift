@@ -241,7 +241,7 @@ final class Pipeline {
     private func startPreview() -> WorkerThread<PreviewResult>? {
         guard let planned = plan.preview, let picker = preview else { return nil }
         let path = layout.preview
-        return WorkerThread(name: "ingestd.preview") {
+        return WorkerThread(name: "preview") {
             guard !picker.best.isEmpty else { throw TranscodeError.internalFailure("preview graph produced no frame") }
             let written = try WebPWriter.write(picker.best, fps: planned.fps, maxBytes: planned.maxBytes, to: path)
             return PreviewResult(written: written, startSeconds: picker.bestStartSeconds)

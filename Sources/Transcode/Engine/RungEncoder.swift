@@ -58,7 +58,9 @@ final class RungEncoder: @unchecked Sendable {
         var videoEncoder: Encoder?
         switch source {
         case .encode:
-            let encoder = try EncoderFactory.video(rung, plan: plan, threads: threads)
+            let encoder = try withThreadName("x264 \(rung.name)") {
+                try EncoderFactory.video(rung, plan: plan, threads: threads)
+            }
             videoEncoder = encoder
             videoTimeBase = encoder.timeBase
             codecString = EncoderFactory.codecString(avcC: encoder.extradata)
@@ -103,9 +105,7 @@ final class RungEncoder: @unchecked Sendable {
 
     func start() {
         done.enter()
-        let thread = Thread { [self] in run() }
-        thread.name = "ingestd.rung.\(rung.name)"
-        thread.start()
+        startThread(named: "rung \(rung.name)") { [self] in run() }
     }
 
     /// Queues a frame (pts = output frame number) or an audio packet; throws the rung's failure.

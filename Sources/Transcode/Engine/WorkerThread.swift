@@ -11,12 +11,10 @@ final class WorkerThread<Value>: @unchecked Sendable {
 
     init(name: String, _ work: @escaping () throws -> Value) {
         nonisolated(unsafe) let work = work
-        let thread = Thread { [self] in
+        startThread(named: name) { [self] in
             result = Result { try work() }
             finished.signal()
         }
-        thread.name = name
-        thread.start()
     }
 
     func join() throws -> Value {

@@ -90,6 +90,33 @@ public struct Preset: Sendable, Codable, Equatable {
         /// This rung's AAC bitrate (default `audio.bitrateKbps`): small rungs for slow links
         /// carry lighter sound, encoded from the same mix.
         public var audioBitrateKbps: Int?
+        /// This rung's libx264 speed preset (default `video.encoderPreset`).
+        public var encoderPreset: String?
+        /// Extra libx264 options for this rung, `key=value` pairs joined by `:` (x264's own
+        /// names, e.g. `b-adapt=0:rc-lookahead=10`). The keyframe grid, rate control and level
+        /// are the engine's and cannot be set here.
+        public var x264Params: String?
+
+        public init(name: String, shortSide: Int, crf: Int, maxrateKbps: Int, bufsizeKbps: Int,
+                    audioBitrateKbps: Int? = nil, encoderPreset: String? = nil, x264Params: String? = nil) {
+            self.name = name
+            self.shortSide = shortSide
+            self.crf = crf
+            self.maxrateKbps = maxrateKbps
+            self.bufsizeKbps = bufsizeKbps
+            self.audioBitrateKbps = audioBitrateKbps
+            self.encoderPreset = encoderPreset
+            self.x264Params = x264Params
+        }
+
+        /// The x264 option names the engine sets itself: the keyframe grid every rung shares, rate
+        /// control from `crf`/`maxrateKbps`/`bufsizeKbps`, the level, the colour tags.
+        static let engineX264Keys: Set<String> = [
+            "keyint", "min-keyint", "keyint-min", "scenecut", "open-gop", "intra-refresh", "crf", "qp", "bitrate",
+            "vbv-maxrate", "vbv-bufsize", "vbv-init", "level", "profile", "fps", "force-cfr", "pass", "stats",
+            "input-csp", "output-csp", "input-depth", "output-depth", "colorprim", "transfer", "colormatrix",
+            "range", "sar", "threads", "lookahead-threads", "sliced-threads", "frame-packing", "dump-yuv",
+        ]
     }
 
     public struct Audio: Sendable, Codable, Equatable {
@@ -216,6 +243,26 @@ extension Preset {
                        maxFrameRate: 240, maxStreams: 16, maxAudioChannels: 8)
     )
 
+    /// libx264's speed presets, fastest first.
+    static let encoderSpeeds = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
+
+    /// Why `params` cannot be a rung's `x264Params`, or nil: `key=value` pairs joined by `:`, names
+    /// of lower-case letters, digits and `-`, values of letters, digits, `.`, `,`, `-` and `_` (so
+    /// nothing can break out of the option string), no option the engine sets itself.
+    static func x264ParamsProblem(_ params: String) -> String? {
+        guard params.utf8.count <= 256 else { return "at most 256 characters" }
+        for pair in params.split(separator: ":", omittingEmptySubsequences: false) {
+            let parts = pair.split(separator: "=", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+                  parts[0].allSatisfy({ ($0.isASCII && ($0.isLowercase || $0.isNumber)) || $0 == "-" }),
+                  parts[1].allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || ".,-_".contains($0) }) else {
+                return "must be key=value pairs joined by ':' (x264 option names; values of letters, digits, '.', ',', '-', '_'), not '\(pair)'"
+            }
+            if Rung.engineX264Keys.contains(String(parts[0])) { return "'\(parts[0])' is set by the engine (keyframe grid, rate control, level, colour), not by the preset" }
+        }
+        return nil
+    }
+
     /// Whether `--preset` names a file (has a `/` or ends in `.json`) rather than a preset name.
     public static func isPath(_ nameOrPath: String) -> Bool {
         nameOrPath.contains("/") || nameOrPath.hasSuffix(".json")
@@ -260,7 +307,7 @@ extension Preset {
         func fail(_ field: String, _ reason: String) -> TranscodeError {
             .badPreset(source: source, field: field, reason: reason)
         }
-        let speeds = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
+        let speeds = Self.encoderSpeeds
         guard speeds.contains(video.encoderPreset) else { throw fail("video.encoderPreset", "must be one of \(speeds.joined(separator: ", "))") }
         guard ["3.0", "3.1", "4.0", "4.1", "4.2", "5.0", "5.1", "5.2"].contains(video.level) else { throw fail("video.level", "must be an H.264 level between 3.0 and 5.2") }
         guard (1...60).contains(video.frameRate) else { throw fail("video.frameRate", "must be 1...60") }
@@ -292,6 +339,10 @@ extension Preset {
                 throw fail("\(field).bufsizeKbps", "must be at least half of maxrateKbps and at most 2000000")
             }
             if let kbps = rung.audioBitrateKbps, !(32...320).contains(kbps) { throw fail("\(field).audioBitrateKbps", "must be 32...320") }
+            if let speed = rung.encoderPreset, !speeds.contains(speed) {
+                throw fail("\(field).encoderPreset", "must be one of \(speeds.joined(separator: ", "))")
+            }
+            if let params = rung.x264Params, let reason = Self.x264ParamsProblem(params) { throw fail("\(field).x264Params", reason) }
             if index > 0, rung.shortSide <= rungs[index - 1].shortSide {
                 throw fail("\(field).shortSide", "rungs must be ordered by increasing shortSide")
             }

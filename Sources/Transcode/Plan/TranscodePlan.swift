@@ -55,6 +55,10 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
         /// other rungs keep x264's default (0.9): starting them starved cost the top rung of a
         /// camera original 0.0034 SSIM at 0.92× the bytes (Benchmarks/quality.sh).
         public var initialBufferFill: Double?
+        /// This rung's libx264 speed preset, when it differs from the plan's ``encoderPreset``.
+        public var encoderPreset: String? = nil
+        /// This rung's extra libx264 options (``Preset/Rung/x264Params``).
+        public var x264Params: String? = nil
     }
 
     public struct PlannedAudio: Sendable, Codable, Equatable {
@@ -248,7 +252,8 @@ extension TranscodePlan {
             let name = short == rung.shortSide ? rung.name : "\(short)p"
             planned.append(PlannedRung(name: name, width: size.width, height: size.height, crf: rung.crf,
                                        maxrateKbps: rung.maxrateKbps, bufsizeKbps: rung.bufsizeKbps,
-                                       audioBitrateKbps: rung.audioBitrateKbps ?? audioKbps, initialBufferFill: nil))
+                                       audioBitrateKbps: rung.audioBitrateKbps ?? audioKbps, initialBufferFill: nil,
+                                       encoderPreset: rung.encoderPreset, x264Params: rung.x264Params))
             if short < rung.shortSide { break }
         }
         return planned
