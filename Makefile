@@ -13,7 +13,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: bench-levers openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -72,6 +72,12 @@ bench-passthrough: release
 # Per-rung bytes, SSIM and VMAF of ingestd vs the CLI ladders on four kinds of content (issue #15).
 bench-quality: release
 	Benchmarks/quality.sh
+
+# Issue #33's x264 levers per rung (bytes, SSIM, CPU-s per video-second from perf's per-thread
+# samples) over the samples, ../shared/media and two camera originals (Benchmarks/levers.py).
+bench-levers: release
+	@command -v perf >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null; }
+	python3 Benchmarks/levers.py
 
 # CPU-seconds and peak RSS by source duration and resolution (docs/SCALING.md).
 bench-cost: release

@@ -40,6 +40,10 @@ ssim() {  # DISTORTED REFERENCE → SSIM All
   ffmpeg -hide_banner -nostats -i "$1" -i "$2" -lavfi "[0:v][1:v]ssim" -f null - 2>&1 | sed -n 's/.*SSIM.* All:\([0-9.]*\).*/\1/p' | tail -1
 }
 
+video_bytes() {  # PLAYLIST → bytes of its video packets
+  ffprobe -v error -select_streams v -show_entries packet=size -of csv=p=0 "$1" | awk '{s += $1} END {print s}'
+}
+
 for name in app camera; do
   src="$OUT/$name.mp4"
   echo "== $name: $(ffprobe -v error -select_streams v:0 -show_entries stream=profile,level,bit_rate -of csv=p=0 "$src") ($(stat -c %s "$src") bytes)"
@@ -53,7 +57,8 @@ print(f"ingestd top rung: {t.get('mode')} ({t.get('reason')})")
 PY
   ssim_i=$(ssim "$OUT/$name-ingestd/1080p/index.m3u8" "$src"); ssim_f=$(ssim "$OUT/$name-ffmpeg/3/index.m3u8" "$src")
   [ -n "$ssim_i" ] && [ -n "$ssim_f" ] || { echo "error: no SSIM for the $name top rungs" >&2; exit 1; }
-  bytes_i=$(du -cb "$OUT/$name-ingestd/1080p/"*.m4s | tail -1 | cut -f1); bytes_f=$(du -cb "$OUT/$name-ffmpeg/3/"*.m4s | tail -1 | cut -f1)
+  # Video packets only: ingestd's rung segments also carry the rung's sound, the CLI's do not.
+  bytes_i=$(video_bytes "$OUT/$name-ingestd/1080p/index.m3u8"); bytes_f=$(video_bytes "$OUT/$name-ffmpeg/3/index.m3u8")
   echo "top rung SSIM vs the upload: ingestd $ssim_i, ffmpeg CLI $ssim_f"
   echo "top rung bytes: ingestd $bytes_i, ffmpeg CLI $bytes_f"
   if [ $name = app ]; then

@@ -24,6 +24,22 @@ import Transcode
 
     /// Each I-frame playlist entry, cut out by its byte range and put after the init segment,
     /// decodes (ffprobe) to exactly one key frame at the rung's size; the master lists them all.
+    /// A rung's own x264 options reach libx264: the encoder writes the options it ran with into
+    /// the stream (its SEI), where the preset's `b-adapt=0` on 1080p shows, and 720p keeps x264's.
+    @Test func presetX264OptionsReachTheRungsEncoder() async throws {
+        let output = try await Fixtures.shared.output(portrait)
+        func options(_ rung: String) throws -> String {
+            let playlist = try Checks.playlist("\(output.directory)/\(rung)")
+            let first = try Data(contentsOf: URL(fileURLWithPath: "\(output.directory)/\(rung)/\(playlist.segments[0].uri)"))
+            let text = String(decoding: first, as: UTF8.self)
+            let range = try #require(text.range(of: "x264 - core"), "\(rung): no x264 SEI")
+            return String(text[range.lowerBound...].prefix(2000))
+        }
+        #expect(Preset.builtIn.rungs.last?.x264Params == "b-adapt=0")
+        #expect(try options("1080p").contains(" b_adapt=0 "))
+        #expect(try options("720p").contains(" b_adapt=1 "))
+    }
+
     @Test func iFramePlaylistsPointAtEachSegmentsIDRFrame() async throws {
         let output = try await Fixtures.shared.output(portrait)
         let master = try String(contentsOfFile: "\(output.directory)/master.m3u8", encoding: .utf8)

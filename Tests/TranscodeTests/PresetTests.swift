@@ -72,14 +72,14 @@ import Testing
         }
         var preset = Preset.builtIn
         preset.rungs[1].encoderPreset = "medium"
-        preset.rungs[1].x264Params = "b-adapt=0"
+        preset.rungs[1].x264Params = "weightp=0"
         let probe = SourceProbe(path: "/x.mp4", container: "mov,mp4", durationSeconds: 10, sizeBytes: 1_000_000, streamCount: 1,
                                 video: VideoStreamInfo(codec: "h264", width: 1080, height: 1920, rotation: 0, frameRate: 30,
                                                        pixelFormat: "yuv420p", bitDepth: 8, colorTransfer: "bt709",
                                                        colorPrimaries: "bt709", colorSpace: "bt709"), audio: nil)
         let plan = try TranscodePlan.make(probe: probe, preset: preset)
         #expect(plan.rungs.map(\.encoderPreset) == [nil, "medium", nil, nil])
-        #expect(plan.rungs.map(\.x264Params) == [nil, "b-adapt=0", nil, nil])
+        #expect(plan.rungs.map(\.x264Params) == [nil, "weightp=0", nil, "b-adapt=0"])
     }
 
     @Test func presetsWithoutNewerVideoFieldsGetDefaults() throws {

@@ -234,8 +234,16 @@ extension Preset {
             Rung(name: "234p", shortSide: 234, crf: 28, maxrateKbps: 160, bufsizeKbps: 160, audioBitrateKbps: 32),
             Rung(name: "360p", shortSide: 360, crf: 26, maxrateKbps: 500, bufsizeKbps: 750, audioBitrateKbps: 64),
             Rung(name: "720p", shortSide: 720, crf: 24, maxrateKbps: 3000, bufsizeKbps: 6000),
-            Rung(name: "1080p", shortSide: 1080, crf: 23, maxrateKbps: 6000, bufsizeKbps: 12000),
+            Rung(name: "1080p", shortSide: 1080, crf: 23, maxrateKbps: 6000, bufsizeKbps: 12000, x264Params: "b-adapt=0"),
         ],
+        // Per-rung x264 settings, from `make bench-levers` (Benchmarks/levers.py, #33: the shipped
+        // samples, ../shared/media and two 20 s 1080×1920 camera originals; docs/BENCHMARKS.md):
+        // - 1080p `b-adapt=0` (always veryfast's 3 B-frames): at most 1.000× the bytes on every
+        //   source, SSIM −0.0001…+0.0017 (+0.0017 on the grainy camera original, at its rate cap).
+        //   On 720p it cost up to 1.04× the bytes, on 234p 1.08× and −0.004 SSIM: not there.
+        // - veryfast kept on 234p/360p: faster/fast/medium spent 1.04–1.15× the bytes (median) for
+        //   +0.003…+0.010 SSIM at 1.3–2.3× the rung's CPU. `rc-lookahead=5` lost up to 0.019 SSIM
+        //   (234p); `superfast` on 1080p 1.47× the bytes (median), −0.0035 SSIM at worst.
         audio: Audio(bitrateKbps: 128, sampleRate: 48000, channels: 2, loudnessLUFS: -14, truePeakDBTP: -1),
         thumbnails: Thumbnails(posterShortSides: [240, 480, 720], storyboardIntervalSeconds: 1,
                                storyboardShortSide: 90, storyboardColumns: 10),
