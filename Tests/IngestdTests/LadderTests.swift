@@ -117,11 +117,16 @@ import Transcode
             for key in ["BANDWIDTH", "AVERAGE-BANDWIDTH", "CODECS", "RESOLUTION", "FRAME-RATE"] {
                 #expect(attributes[key] != nil, "\(uri) lacks \(key)")
             }
-            #expect(attributes["CODECS"]?.hasPrefix("\"avc1.64") == true)
             #expect(attributes["CODECS"]?.contains("mp4a.40.2") == true)
             #expect(attributes["FRAME-RATE"] == "30.000")
             // Measure independently: segment file sizes over EXTINF durations.
             let directory = "\(output.directory)/\((uri as NSString).deletingLastPathComponent)"
+            // CODECS from the coded stream's own profile and level, as ffprobe reads them (High: 0x64,
+            // no constraint flags; level_idc in hex), not from what the engine asked for.
+            let coded = try #require(try Checks.streams("\(directory)/index.m3u8").first { $0.string("codec_type") == "video" })
+            #expect(coded.string("profile") == "High")
+            let level = try #require(coded.int("level"))
+            #expect(attributes["CODECS"] == "\"avc1.6400\(String(format: "%02x", level)),mp4a.40.2\"", "\(uri): \(coded)")
             let playlist = try Checks.playlist(directory)
             let rates = playlist.segments.map { Double(Checks.size("\(directory)/\($0.uri)") * 8) / $0.duration }
             let bits = playlist.segments.reduce(0.0) { $0 + Double(Checks.size("\(directory)/\($1.uri)") * 8) }
