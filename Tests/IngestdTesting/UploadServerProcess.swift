@@ -93,3 +93,34 @@ public final class UploadServerProcess {
 
     deinit { kill9() }
 }
+
+/// The tests' tus client (`tus_client.py upload`) sending `source` in `chunk`-byte PATCHes: it
+/// stops after `pauseAfter` of them and goes on once the file `go` exists (at `resumeAt`, another
+/// server, when given), then prints its JSON report.
+public final class PausedUpload {
+    public let process = Process()
+    public let go: String
+    private let output = Pipe()
+
+    public init(_ url: String, source: String, chunk: Int, pauseAfter: Int, go: String, resumeAt: String? = nil, log: String) throws {
+        self.go = go
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", UploadServerProcess.client, "upload", url, source, "--chunk", "\(chunk)",
+                             "--pause-after", "\(pauseAfter)", "--go", go] + (resumeAt.map { ["--resume-at", $0] } ?? [])
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: log)
+        try process.run()
+    }
+
+    /// What the client printed when it paused (`paused …`); waits for it.
+    public func paused() -> String {
+        String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+    }
+
+    /// Lets the client go on and returns its report once it has exited.
+    public func resume() -> Data {
+        FileManager.default.createFile(atPath: go, contents: nil)
+        process.waitUntilExit()
+        return output.fileHandleForReading.readDataToEndOfFile()
+    }
+}

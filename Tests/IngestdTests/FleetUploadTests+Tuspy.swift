@@ -14,23 +14,14 @@ extension FleetUploadTests {
         #expect(try Tool.run("sh", ["-c", "head -c 30000000 /dev/urandom > '\(source)'"]).status == 0)
         let chunk = 2 << 20
         let link = try a.link("fleet-tuspy")
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        client.arguments = ["python3", UploadServerProcess.client, "upload", link.upload, source, "--chunk", "\(chunk)",
-                            "--pause-after", "4", "--go", "\(fleet.base)/go", "--resume-at", b.url]
-        let output = Pipe()
-        client.standardOutput = output
-        client.standardError = FileHandle(forWritingAtPath: a.log)
-        try client.run()
-        let paused = output.fileHandleForReading.availableData
-        #expect(String(decoding: paused, as: UTF8.self).hasPrefix("paused"))
+        let client = try PausedUpload(link.upload, source: source, chunk: chunk, pauseAfter: 4, go: "\(fleet.base)/go",
+                                      resumeAt: b.url, log: a.log)
+        #expect(client.paused().hasPrefix("paused"))
 
         a.kill9()
-        FileManager.default.createFile(atPath: "\(fleet.base)/go", contents: nil)
-        client.waitUntilExit()
-        let report = output.fileHandleForReading.readDataToEndOfFile()
+        let report = client.resume()
         let result = try #require(try JSONSerialization.jsonObject(with: report) as? [String: Any], "\(String(decoding: report, as: UTF8.self))")
-        #expect(client.terminationStatus == 0)
+        #expect(client.process.terminationStatus == 0)
         #expect(result["resumed_from"] as? Int == 4 * chunk, "resumed on B exactly where A had acknowledged: \(result)")
         #expect(result["sent"] as? Int == 30_000_000, "no byte sent twice: \(result)")
 

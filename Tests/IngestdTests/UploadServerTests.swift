@@ -89,24 +89,14 @@ struct UploadServerTests {
         #expect(size > 28_000_000 && size < 50_000_000, "a 30 MB upload: \(size)")
         let link = try server.link("clip-7f3a")
 
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        client.arguments = ["python3", UploadServerProcess.client, "upload", link.upload, source, "--chunk", "\(1 << 20)",
-                            "--pause-after", "10", "--go", "\(base)/go"]
-        let output = Pipe()
-        client.standardOutput = output
-        client.standardError = FileHandle(forWritingAtPath: server.log)
-        try client.run()
-        let paused = output.fileHandleForReading.availableData
-        #expect(String(decoding: paused, as: UTF8.self).hasPrefix("paused"))
+        let client = try PausedUpload(link.upload, source: source, chunk: 1 << 20, pauseAfter: 10, go: "\(base)/go", log: server.log)
+        #expect(client.paused().hasPrefix("paused"))
 
         server.kill9()
         try server.start()
-        FileManager.default.createFile(atPath: "\(base)/go", contents: nil)
-        client.waitUntilExit()
-        let report = output.fileHandleForReading.readDataToEndOfFile()
+        let report = client.resume()
         let result = try #require(try JSONSerialization.jsonObject(with: report) as? [String: Any], "\(String(decoding: report, as: UTF8.self))")
-        #expect(client.terminationStatus == 0)
+        #expect(client.process.terminationStatus == 0)
         #expect(result["resumed_from"] as? Int == 10 << 20, "resumed exactly where the killed server had acknowledged: \(result)")
         #expect(result["sent"] as? Int == size, "no byte sent twice: \(result)")
 
