@@ -183,7 +183,7 @@ for source in $SOURCES; do
 done
 
 python3 - "$RESULTS" "$SLACK" "$SOURCES" "$RUNGS" "$CONFIGS $CONFIGS_SYNTHETIC" <<'PY'
-import csv, sys
+import csv, math, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 slack = float(sys.argv[2]); sources = sys.argv[3].split(); rungs = sys.argv[4].split()
 configs = []
@@ -194,81 +194,71 @@ for c in sys.argv[5].split():
 for r in rows:
     r["bytes"] = int(r["bytes"]); r["ssim"] = float(r["ssim"]); r["cpu_s"] = float(r["cpu_s"])
 secs = 10.0
+def encodes(s, g, codec, preset=None, tune=None):
+    """This source's and rung's encodes by CODEC (and PRESET and TUNE when given), by CRF."""
+    return sorted((r for r in rows if r["source"] == s and r["rung"] == g and r["codec"] == codec
+                   and preset in (None, r["preset"]) and tune in (None, r["tune"])), key=lambda r: int(r["crf"]))
+def reference(s, g):
+    x264 = encodes(s, g, "x264")
+    return x264[0] if x264 else None
+def fewest_bytes_within(mine, ref):
+    """The encode of MINE with the fewest bytes at SSIM >= x264's - slack; None when none is."""
+    ok = [r for r in mine if r["ssim"] >= ref["ssim"] - slack - 1e-9]
+    return min(ok, key=lambda r: r["bytes"]) if ok else None
 def at_equal_ssim(s, g, codec, preset, tune, target):
     """bytes at exactly TARGET SSIM, interpolated (log bytes, linear in SSIM) between the two encodes
     of this configuration that bracket it; None when none do."""
-    pts = sorted(((r["ssim"], r["bytes"]) for r in rows if r["source"] == s and r["rung"] == g and r["codec"] == codec
-                  and r["preset"] == preset and r["tune"] == tune))
-    import math
+    pts = sorted((r["ssim"], r["bytes"]) for r in encodes(s, g, codec, preset, tune))
     for (s0, b0), (s1, b1) in zip(pts, pts[1:]):
         if s0 <= target <= s1 and s1 > s0:
             return math.exp(math.log(b0) + (math.log(b1) - math.log(b0)) * (target - s0) / (s1 - s0))
     return None
 def name(r):
     return f"{r['preset']}" + ("" if r["tune"] == "-" else f" tune {r['tune']}") + f" CRF {r['crf']}"
+cells = [(s, g, reference(s, g)) for s in sources for g in rungs]
+cells = [(s, g, ref) for s, g, ref in cells if ref]
 
 print("### Every encode\n")
 print("| source | rung | codec | setting | kbit/s | SSIM | dSSIM vs x264 | bytes vs x264 | CPU-s/s | CPU vs x264 |")
 print("|---|---|---|---|---:|---:|---:|---:|---:|---:|")
 best = {}
-for s in sources:
-    for g in rungs:
-        ref = [r for r in rows if r["source"] == s and r["rung"] == g and r["codec"] == "x264"]
-        if not ref:
-            continue
-        ref = ref[0]
-        print(f"| {s} | {g} | x264 | veryfast CRF {ref['crf']} capped | {ref['bytes'] * 8 / secs / 1000:.0f} | {ref['ssim']:.4f} | | 1.00 | {ref['cpu_s'] / secs:.2f} | 1.00 |")
-        for codec, preset, tune in configs:
-            mine = sorted((r for r in rows if r["source"] == s and r["rung"] == g and r["codec"] == codec
-                           and r["preset"] == preset and r["tune"] == tune), key=lambda r: int(r["crf"]))
-            ok = [r for r in mine if r["ssim"] >= ref["ssim"] - slack - 1e-9]
-            if ok:
-                b = min(ok, key=lambda r: r["bytes"])
-                cur = best.get((s, g, codec))
-                if cur is None or b["bytes"] < cur["bytes"]:
-                    best[(s, g, codec)] = b
-            for r in mine:
-                print(f"| {s} | {g} | {codec} | {name(r)} | {r['bytes'] * 8 / secs / 1000:.0f} | {r['ssim']:.4f} | "
-                      f"{r['ssim'] - ref['ssim']:+.4f}{'' if r['ssim'] >= ref['ssim'] - slack - 1e-9 else ' ✗'} | "
-                      f"{r['bytes'] / ref['bytes']:.2f} | {r['cpu_s'] / secs:.2f} | {r['cpu_s'] / ref['cpu_s']:.1f} |")
+for s, g, ref in cells:
+    print(f"| {s} | {g} | x264 | veryfast CRF {ref['crf']} capped | {ref['bytes'] * 8 / secs / 1000:.0f} | {ref['ssim']:.4f} | | 1.00 | {ref['cpu_s'] / secs:.2f} | 1.00 |")
+    for codec, preset, tune in configs:
+        mine = encodes(s, g, codec, preset, tune)
+        b = fewest_bytes_within(mine, ref)
+        if b and ((s, g, codec) not in best or b["bytes"] < best[(s, g, codec)]["bytes"]):
+            best[(s, g, codec)] = b
+        for r in mine:
+            print(f"| {s} | {g} | {codec} | {name(r)} | {r['bytes'] * 8 / secs / 1000:.0f} | {r['ssim']:.4f} | "
+                  f"{r['ssim'] - ref['ssim']:+.4f}{'' if r['ssim'] >= ref['ssim'] - slack - 1e-9 else ' ✗'} | "
+                  f"{r['bytes'] / ref['bytes']:.2f} | {r['cpu_s'] / secs:.2f} | {r['cpu_s'] / ref['cpu_s']:.1f} |")
 
 print("\n### Best per configuration (highest CRF within the SSIM target)\n")
 print("| source | rung | codec | setting | bytes vs x264 | dSSIM | CPU vs x264 |")
 print("|---|---|---|---|---:|---:|---:|")
-for s in sources:
-    for g in rungs:
-        ref = [r for r in rows if r["source"] == s and r["rung"] == g and r["codec"] == "x264"]
-        if not ref:
+for s, g, ref in cells:
+    for codec, preset, tune in configs:
+        mine = encodes(s, g, codec, preset, tune)
+        if not mine:
             continue
-        ref = ref[0]
-        for codec, preset, tune in configs:
-            ok = [r for r in rows if r["source"] == s and r["rung"] == g and r["codec"] == codec and r["preset"] == preset
-                  and r["tune"] == tune and r["ssim"] >= ref["ssim"] - slack - 1e-9]
-            tried = [r for r in rows if r["source"] == s and r["rung"] == g and r["codec"] == codec and r["preset"] == preset and r["tune"] == tune]
-            if not tried:
-                continue
-            if not ok:
-                print(f"| {s} | {g} | {codec} | {preset}{'' if tune == '-' else ' tune ' + tune} | none within the target | | |")
-                continue
-            b = min(ok, key=lambda r: r["bytes"])
-            print(f"| {s} | {g} | {codec} | {name(b)} | {b['bytes'] / ref['bytes']:.2f} | {b['ssim'] - ref['ssim']:+.4f} | {b['cpu_s'] / ref['cpu_s']:.1f} |")
+        b = fewest_bytes_within(mine, ref)
+        if not b:
+            print(f"| {s} | {g} | {codec} | {preset}{'' if tune == '-' else ' tune ' + tune} | none within the target | | |")
+            continue
+        print(f"| {s} | {g} | {codec} | {name(b)} | {b['bytes'] / ref['bytes']:.2f} | {b['ssim'] - ref['ssim']:+.4f} | {b['cpu_s'] / ref['cpu_s']:.1f} |")
 
 print(f"\n### Chosen: fewest bytes at SSIM >= x264's - {slack}\n")
 print("bytes and CPU as ratios to x264's; \"= SSIM\": the same configuration's bytes at exactly x264's SSIM,")
 print("interpolated between the two encodes around it (– when none bracket it).\n")
 print("| source | rung | x264 kbit/s | x264 SSIM | x264 CPU-s/s | AV1 setting | AV1 bytes | = SSIM | AV1 CPU | HEVC setting | HEVC bytes | = SSIM | HEVC CPU |")
 print("|---|---|---:|---:|---:|---|---:|---:|---:|---|---:|---:|---:|")
-for s in sources:
-    for g in rungs:
-        ref = [r for r in rows if r["source"] == s and r["rung"] == g and r["codec"] == "x264"]
-        if not ref:
-            continue
-        ref = ref[0]
-        cells = []
-        for codec in ("av1", "hevc"):
-            b = best.get((s, g, codec))
-            eq = at_equal_ssim(s, g, codec, b["preset"], b["tune"], ref["ssim"]) if b else None
-            cells += [name(b), f"{b['bytes'] / ref['bytes']:.2f}×", f"{eq / ref['bytes']:.2f}×" if eq else "–",
-                      f"{b['cpu_s'] / ref['cpu_s']:.1f}×"] if b else ["–", "", "", ""]
-        print(f"| {s} | {g} | {ref['bytes'] * 8 / secs / 1000:.0f} | {ref['ssim']:.4f} | {ref['cpu_s'] / secs:.2f} | " + " | ".join(cells) + " |")
+for s, g, ref in cells:
+    row = []
+    for codec in ("av1", "hevc"):
+        b = best.get((s, g, codec))
+        eq = at_equal_ssim(s, g, codec, b["preset"], b["tune"], ref["ssim"]) if b else None
+        row += [name(b), f"{b['bytes'] / ref['bytes']:.2f}×", f"{eq / ref['bytes']:.2f}×" if eq else "–",
+                f"{b['cpu_s'] / ref['cpu_s']:.1f}×"] if b else ["–", "", "", ""]
+    print(f"| {s} | {g} | {ref['bytes'] * 8 / secs / 1000:.0f} | {ref['ssim']:.4f} | {ref['cpu_s'] / secs:.2f} | " + " | ".join(row) + " |")
 PY
