@@ -46,7 +46,7 @@ final class Encoder {
         }
     }
 
-    /// The codec's extradata (for H.264, the avcC box), used to derive the RFC 6381 codec string.
+    /// The codec's extradata (libx264's: Annex B SPS/PPS; a copied MP4 stream's: avcC), read for the RFC 6381 codec string.
     var extradata: [UInt8] { extradataBytes(ctx.pointee.extradata, count: ctx.pointee.extradata_size) }
 }
 
