@@ -26,6 +26,9 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
     case limitExceeded(path: String, limit: String, measured: String, allowed: String)
     /// The preset is invalid; `field` is the JSON path of the offending value.
     case badPreset(source: String, field: String, reason: String)
+    /// The published version a hot transcode builds on does not match the plan (another ladder or
+    /// keyframe layout), or cannot be read.
+    case publishedMismatch(path: String, detail: String)
     /// Output could not be written (permissions, full disk, existing directory...).
     case outputFailed(path: String, reason: String)
     /// The job was cancelled (shutdown or Ctrl-C) before it finished.
@@ -41,7 +44,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
     public var category: Category {
         switch self {
         case .cannotOpen, .unsupportedContainer, .noVideoStream, .noAudioStream, .badTrim, .stillImage, .unsupportedCodec, .corruptInput, .limitExceeded: .badInput
-        case .badPreset: .badPreset
+        case .badPreset, .publishedMismatch: .badPreset
         case .outputFailed: .output
         case .cancelled: .cancelled
         case .internalFailure: .internal
@@ -63,6 +66,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         case .limitExceeded(_, "duration", _, _): "too_long"
         case .limitExceeded(_, let limit, _, _): "limit_\(limit)"
         case .badPreset: "bad_preset"
+        case .publishedMismatch: "published_mismatch"
         case .outputFailed(_, let reason) where Self.isOutOfSpace(reason): "no_space"
         case .outputFailed: "output_failed"
         case .cancelled: "cancelled"
@@ -85,6 +89,7 @@ public enum TranscodeError: Error, Sendable, Equatable, CustomStringConvertible 
         case .limitExceeded(let path, let limit, let measured, let allowed):
             "\(path): \(limit) \(measured) exceeds the limit of \(allowed)"
         case .badPreset(let source, let field, let reason): "preset \(source): field '\(field)': \(reason)"
+        case .publishedMismatch(let path, let detail): "\(path): the published version cannot be kept: \(detail)"
         case .outputFailed(let path, let reason): "\(path): cannot write output: \(reason)"
         case .cancelled: "cancelled"
         case .internalFailure(let detail): "internal error: \(detail)"

@@ -24,6 +24,9 @@ public struct TranscodeRequest: Sendable {
     public var uploadID: String?
     /// Passed through to `manifest.json` untouched.
     public var metadata: [String: JSONValue]
+    /// The version directory already published for this video, whose H.264 rungs, MP4 and sound
+    /// are kept (copied) while only the preset's other codecs are encoded; nil: encode everything.
+    public var publishedVersion: String?
 
     public init(clips: [(ClipSource, SourceFile)], music: (MusicSource, SourceFile)? = nil, outputDirectory: String,
                 preset: Preset, uploadID: String? = nil, metadata: [String: JSONValue] = [:]) {
@@ -77,11 +80,14 @@ public enum Transcoder {
     public static func runBlocking(_ request: TranscodeRequest, cancellation: CancellationFlag = CancellationFlag(),
                                    emit: @escaping @Sendable (TranscodeEvent) -> Void) throws -> ReadyManifest {
         let clock = ContinuousClock.now
-        let plan = try plan(request)
+        var plan = try plan(request)
+        plan.reusesPublishedLadder = request.publishedVersion != nil
         emit(.planned(plan))
         let layout = OutputLayout(directory: request.outputDirectory)
+        let published = try request.publishedVersion.map { try PublishedLadder(directory: $0, plan: plan) }
+        try published?.copyH264(plan, into: layout)
         let pipeline = try Pipeline(plan: plan, clipFiles: request.clipFiles, musicFile: request.musicFile, layout: layout,
-                                    cancellation: cancellation) { emit(.progress($0)) }
+                                    published: published, cancellation: cancellation) { emit(.progress($0)) }
         let result = try pipeline.run()
         return try ManifestWriter.write(plan: plan, layout: layout, result: result, wallSeconds: (ContinuousClock.now - clock).seconds,
                                         uploadID: request.uploadID, metadata: request.metadata)

@@ -55,8 +55,9 @@ struct JobRunCommand: AsyncParsableCommand {
             }
             let preset = try PresetOption.load(request.preset)
             let (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(4))
-            let job = TranscodeJob(input: request.input, destination: request.output, preset: preset, parent: parent,
+            var job = TranscodeJob(input: request.input, destination: request.output, preset: preset, parent: parent,
                                    attempt: request.attempt)
+            job.publishedVersion = request.publishedVersion
             let stageOnly = request.stageOnly
             let work = Task { () -> (ReadyManifest, String?) in
                 if stageOnly {

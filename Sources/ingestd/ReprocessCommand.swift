@@ -26,6 +26,12 @@ struct ReprocessCommand: AsyncParsableCommand {
         (pointer_moved), or skipped if that writer published this preset. Old versions stay in the \
         bucket (--grace applies to a directory CDN only).
 
+        Hot videos (--preset hot, Presets/hot.json: a preset with codecLadders): the AV1 and HEVC \
+        ladders are encoded from the original and added beside the H.264 ladder published now, \
+        which is kept byte for byte with its sound (the new rungs carry that sound, copied), on the \
+        same keyframes and segment boundaries; the new master lists AV1, HEVC, then H.264 at each \
+        size (docs/OUTPUT.md). A video not published yet gets all three ladders. Directory CDN only.
+
         Exit status: 0 when nothing failed, 1 when at least one video failed (see the report), \
         130 when interrupted, 78 for a bad preset.
 
@@ -33,6 +39,7 @@ struct ReprocessCommand: AsyncParsableCommand {
           ingestd reprocess /var/spool/ingestd/archive --cdn /srv/cdn --preset Presets/v2.json --dry-run
           ingestd reprocess /var/spool/ingestd/archive --cdn /srv/cdn --preset v2 --jobs 2 --json > report.json
           ingestd reprocess /var/spool/ingestd/archive --cdn s3://media/cdn --s3-endpoint http://seaweed:8333 --preset v2
+          ingestd reprocess /var/spool/ingestd/archive --cdn /srv/cdn --preset hot --only 7f3a 91c2 --job-memory-mb 16384
         """
     )
 
@@ -64,6 +71,9 @@ struct ReprocessCommand: AsyncParsableCommand {
     @Option(help: "Wall-clock limit of one video's job, in seconds.")
     var jobTimeout: Double = 600
 
+    @Option(help: "Address-space limit of one video's job process, in MiB (AV1 and HEVC encoders reserve much more than they touch).")
+    var jobMemoryMb: Int = 8192
+
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
     }
@@ -82,6 +92,10 @@ struct ReprocessCommand: AsyncParsableCommand {
         if !only.isEmpty { videos = videos.filter { only.contains($0.id) } }
         let target: ReprocessTarget
         if S3Location.isURL(cdn) {
+            if preset.codecLadders?.isEmpty == false {
+                throw Report.fail(ValidationError("--preset \(preset.name) adds codecs beside the published H.264 ladder, "
+                    + "which only a directory CDN keeps today; a bucket CDN needs a preset without codecLadders"), json: json)
+            }
             let (prefix, bucket) = try storage.bucket(cdn, json: json)
             target = .bucket(cdn: prefix, storage: bucket)
         } else {
@@ -90,7 +104,7 @@ struct ReprocessCommand: AsyncParsableCommand {
             target = .directory(VersionedPublisher(cdn: cdn, graceSeconds: grace))
         }
         let runner = JobRunner(executable: Executable.path, presetArgument: presetOption.resolvedArgument(),
-                               timeoutSeconds: jobTimeout, limits: ChildLimits(memoryMB: 8192, cpuSeconds: Int(jobTimeout * 4)))
+                               timeoutSeconds: jobTimeout, limits: ChildLimits(memoryMB: jobMemoryMb, cpuSeconds: Int(jobTimeout * 4)))
         let reprocessor = Reprocessor(target: target, preset: preset, runner: runner, jobs: jobs)
         let plan = await reprocessor.plan(videos)
         if dryRun {

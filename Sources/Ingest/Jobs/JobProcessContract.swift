@@ -20,9 +20,13 @@ public struct JobRequest: Codable, Sendable, Equatable {
     public var stageOnly: Bool
     /// The attempt's fencing token, which names the staging (`.<id>.staging-t<attempt>`).
     public var attempt: Int64?
+    /// The version directory published now, whose H.264 ladder and sound are kept
+    /// (``TranscodeJob/publishedVersion``); the job may read it.
+    public var publishedVersion: String?
 
     public init(input: TranscodeJob.Input, output: String, preset: String, resultPath: String, progressPath: String,
-                limits: ChildLimits, stageOnly: Bool, attempt: Int64?) {
+                limits: ChildLimits, stageOnly: Bool, attempt: Int64?, publishedVersion: String? = nil) {
+        self.publishedVersion = publishedVersion
         self.input = input
         self.output = output
         self.preset = preset

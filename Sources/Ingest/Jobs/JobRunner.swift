@@ -46,14 +46,17 @@ public struct JobRunner: Sendable {
     /// attempt ends as `.interrupted`. `jobDirectory` holds the job's own files (result, progress),
     /// never the upload.
     /// `attempt` (a queue attempt's fencing token) names the staging, see ``StagedDirectory``.
+    /// `publishedVersion`: see ``TranscodeJob/publishedVersion``.
     public func run(input: TranscodeJob.Input, output: String, jobDirectory: String, stageOnly: Bool = false,
-                    attempt: Int64? = nil, stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
+                    attempt: Int64? = nil, publishedVersion: String? = nil,
+                    stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
         let resultPath = "\(jobDirectory)/result.json"
         try? FileManager.default.removeItem(atPath: resultPath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         let request = JobRequest(input: input, output: output, preset: presetArgument, resultPath: resultPath,
-                                 progressPath: "\(jobDirectory)/progress.json", limits: limits, stageOnly: stageOnly, attempt: attempt)
+                                 progressPath: "\(jobDirectory)/progress.json", limits: limits, stageOnly: stageOnly, attempt: attempt,
+                                 publishedVersion: publishedVersion)
         do {
             process.arguments = ["job-run", try request.argument()]
         } catch {

@@ -30,6 +30,10 @@ public struct TranscodeJob: Sendable {
     public var parent: pid_t?
     /// The queue attempt (fencing token) this job runs for, which names its staging.
     public var attempt: Int64?
+    /// The version directory published now for this video, when a preset with other codecs
+    /// (``Preset/codecLadders``) is to keep its H.264 ladder, MP4 and sound and add only the
+    /// other codecs' rungs (``TranscodeRequest/publishedVersion``).
+    public var publishedVersion: String?
 
     public init(input: Input, destination: String, preset: Preset, parent: pid_t? = nil, attempt: Int64? = nil) {
         self.input = input
@@ -78,7 +82,8 @@ public struct TranscodeJob: Sendable {
         logger.info("transcode started", metadata: ["input": "\(upload.path)", "clips": "\(upload.clips.count)",
                                                     "staging": "\(staged.staging)"])
         do {
-            let request = upload.request(outputDirectory: staged.staging, preset: preset)
+            var request = upload.request(outputDirectory: staged.staging, preset: preset)
+            request.publishedVersion = publishedVersion
             return (try await Transcoder.run(request, events: events), staged)
         } catch {
             staged.discard()

@@ -144,7 +144,10 @@ public struct Reprocessor: Sendable {
                 try? FileManager.default.removeItem(atPath: "\(root)/\(version)")
                 // The job's own files (result, progress) go to a private directory no one else can plant names in.
                 let scratch = try PrivateDirectory(prefix: "ingestd-reprocess-")
-                let outcome = await runner.run(input: item.input, output: "\(root)/\(version)", jobDirectory: scratch.path) { stop.value }
+                // A preset with other codecs keeps the H.264 ladder and sound published now, and adds to them.
+                let published = preset.codecLadders?.isEmpty == false ? publisher.currentVersion(item.id).map { "\(root)/\($0)" } : nil
+                let outcome = await runner.run(input: item.input, output: "\(root)/\(version)", jobDirectory: scratch.path,
+                                               publishedVersion: published) { stop.value }
                 publisher.removeStaging(item.id)
                 switch outcome {
                 case .published: break

@@ -25,6 +25,13 @@ public struct VersionedPublisher: Sendable {
         JSONFile.read(ReadyManifest.self, from: "\(directory(id))/manifest.json")?.preset.hash
     }
 
+    /// The version directory `CDN/<id>/` is published from now (`v<presetHash>`), if complete.
+    public func currentVersion(_ id: String) -> String? {
+        guard let hash = currentPresetHash(id), hash.allSatisfy({ $0.isHexDigit }) else { return nil }
+        let version = Self.versionName(presetHash: hash)
+        return versionIsComplete(id, version: version) ? version : nil
+    }
+
     /// True when the version directory is complete (a previous run published it but was
     /// interrupted before switching).
     public func versionIsComplete(_ id: String, version: String) -> Bool {

@@ -2,11 +2,20 @@ internal import CFFmpeg
 
 /// Opens the encoders a plan calls for, configured exactly as the plan says.
 enum EncoderFactory {
-    /// libx264 for one rung: capped CRF, fixed GOP with forced IDRs, no scene-cut keyframes,
-    /// High profile at the plan's level, 8-bit 4:2:0, BT.709 tags.
+    /// The encoder of one rung, in its codec (see ``h264(_:plan:threads:)``, ``hevc(_:plan:threads:)``,
+    /// ``av1(_:plan:threads:)``): capped (AV1: uncapped) CRF at the rung's size, the plan's frame
+    /// rate and keyframe grid without scene-cut keyframes, 8-bit 4:2:0, BT.709 tags.
     static func video(_ rung: TranscodePlan.PlannedRung, plan: TranscodePlan, threads: Int) throws -> Encoder {
+        switch rung.codec {
+        case .h264: try h264(rung, plan: plan, threads: threads)
+        case .hevc: try hevc(rung, plan: plan, threads: threads)
+        case .av1: try av1(rung, plan: plan, threads: threads)
+        }
+    }
+
+    /// libx264: capped CRF, fixed GOP with forced IDRs, High profile at the plan's level.
+    private static func h264(_ rung: TranscodePlan.PlannedRung, plan: TranscodePlan, threads: Int) throws -> Encoder {
         let gop = plan.gopFrames
-        let level = Int32(TranscodePlan.levelIDC(plan.level))
         return try Encoder(codecName: "libx264", options: [
             "preset": rung.encoderPreset ?? plan.encoderPreset,
             "profile": "high",
@@ -16,24 +25,70 @@ enum EncoderFactory {
                 + (rung.initialBufferFill.map { ":vbv-init=\($0)" } ?? "")
                 + (rung.x264Params.map { ":" + $0 } ?? ""),
         ]) { ctx in
-            ctx.pointee.width = Int32(rung.width)
-            ctx.pointee.height = Int32(rung.height)
-            ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-            ctx.pointee.time_base = AVRational(num: 1, den: Int32(plan.frameRate))
-            ctx.pointee.framerate = AVRational(num: Int32(plan.frameRate), den: 1)
-            ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
-            ctx.pointee.gop_size = Int32(gop)
-            ctx.pointee.keyint_min = Int32(gop)
-            ctx.pointee.level = level
+            configure(ctx, rung: rung, plan: plan, threads: threads)
+            ctx.pointee.level = Int32(TranscodePlan.levelIDC(plan.level))
             ctx.pointee.rc_max_rate = Int64(rung.maxrateKbps) * 1000
             ctx.pointee.rc_buffer_size = Int32(rung.bufsizeKbps * 1000)
-            ctx.pointee.color_primaries = AVCOL_PRI_BT709
-            ctx.pointee.color_trc = AVCOL_TRC_BT709
-            ctx.pointee.colorspace = AVCOL_SPC_BT709
-            ctx.pointee.color_range = AVCOL_RANGE_MPEG
-            ctx.pointee.flags |= cff_codec_flag_global_header()
-            ctx.pointee.thread_count = Int32(threads)
         }
+    }
+
+    /// libx265: capped CRF (VBV), closed GOPs of the plan's length; the plan's forced keyframes
+    /// are IDRs (`forced-idr`: without it x265 makes them open I-frames, and a segment could not
+    /// start there). Main profile; x265 picks the level from size, rate and cap. Its thread pool
+    /// gets the rung's share of the cores.
+    private static func hevc(_ rung: TranscodePlan.PlannedRung, plan: TranscodePlan, threads: Int) throws -> Encoder {
+        let gop = plan.gopFrames
+        var params = "keyint=\(gop):min-keyint=\(gop):scenecut=0:open-gop=0:pools=\(threads):log-level=error"
+        if rung.isCapped { params += ":vbv-maxrate=\(rung.maxrateKbps):vbv-bufsize=\(rung.bufsizeKbps)" }
+        var options = ["preset": rung.encoderPreset ?? "medium", "crf": String(rung.crf), "forced-idr": "1",
+                       "profile": "main", "x265-params": params]
+        if let tune = rung.tune { options["tune"] = tune }
+        return try Encoder(codecName: "libx265", options: options) { ctx in
+            configure(ctx, rung: rung, plan: plan, threads: threads)
+        }
+    }
+
+    /// libsvtav1: CRF (SVT-AV1 1.4 cannot cap it), closed GOPs of the plan's length, no scene
+    /// detection, the level written out (on auto SVT-AV1 writes level 2.0, which would make
+    /// `CODECS` lie). SVT-AV1 1.4 ignores forced keyframes: ``RungEncoder`` starts a fresh encoder
+    /// at each keyframe off this one's grid.
+    private static func av1(_ rung: TranscodePlan.PlannedRung, plan: TranscodePlan, threads: Int) throws -> Encoder {
+        var params = "scd=0:lp=\(threads):level=\(av1Level(width: rung.width, height: rung.height, frameRate: plan.frameRate))"
+        if let tune = rung.tune { params += ":tune=\(tune)" }
+        return try Encoder(codecName: "libsvtav1", options: [
+            "preset": rung.encoderPreset ?? "8", "crf": String(rung.crf), "svtav1-params": params,
+        ]) { ctx in
+            configure(ctx, rung: rung, plan: plan, threads: threads)
+        }
+    }
+
+    /// The AV1 level (as SVT-AV1 takes it: `40` for 4.0) of a picture size and rate: the smallest
+    /// of 3.0, 4.0, 5.0 whose MaxPicSize and MaxDisplayRate hold it (AV1 spec, annex A).
+    static func av1Level(width: Int, height: Int, frameRate: Int) -> Int {
+        let pixels = width * height, rate = pixels * frameRate
+        if pixels <= 665_856, rate <= 19_975_680 { return 30 }
+        if pixels <= 2_359_296, rate <= 70_778_880 { return 40 }
+        return 50
+    }
+
+    /// What every video encoder shares: size, frame rate, square pixels, the keyframe interval,
+    /// BT.709 TV-range tags, global headers (the fMP4 init segment carries them).
+    private static func configure(_ ctx: UnsafeMutablePointer<AVCodecContext>, rung: TranscodePlan.PlannedRung,
+                                  plan: TranscodePlan, threads: Int) {
+        ctx.pointee.width = Int32(rung.width)
+        ctx.pointee.height = Int32(rung.height)
+        ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        ctx.pointee.time_base = AVRational(num: 1, den: Int32(plan.frameRate))
+        ctx.pointee.framerate = AVRational(num: Int32(plan.frameRate), den: 1)
+        ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        ctx.pointee.gop_size = Int32(plan.gopFrames)
+        ctx.pointee.keyint_min = Int32(plan.gopFrames)
+        ctx.pointee.color_primaries = AVCOL_PRI_BT709
+        ctx.pointee.color_trc = AVCOL_TRC_BT709
+        ctx.pointee.colorspace = AVCOL_SPC_BT709
+        ctx.pointee.color_range = AVCOL_RANGE_MPEG
+        ctx.pointee.flags |= cff_codec_flag_global_header()
+        ctx.pointee.thread_count = Int32(threads)
     }
 
     /// An AAC-LC encoder of the mix at `kbps`, shared by every rung with that sound bitrate.
@@ -73,9 +128,14 @@ enum EncoderFactory {
         }
     }
 
-    /// RFC 6381 codec string of H.264 from its extradata (avcC or Annex B; an encoder's or a copied
-    /// stream's), or High@4.1 when it cannot be read.
-    static func codecString(avcC: [UInt8]) -> String {
-        CodecString.avc(avcC) ?? "avc1.640029"
+    /// RFC 6381 codec string of a rung's video from its extradata (an encoder's or a copied
+    /// stream's): H.264 from avcC or Annex B, or High@4.1 when it cannot be read; HEVC from hvcC or
+    /// its VPS/SPS; AV1 from av1C or its sequence header. Nil when HEVC's or AV1's cannot be read.
+    static func codecString(_ codec: VideoCodec, extradata: [UInt8]) -> String? {
+        switch codec {
+        case .h264: CodecString.avc(extradata) ?? "avc1.640029"
+        case .hevc: CodecString.hevc(extradata)
+        case .av1: CodecString.av1(extradata)
+        }
     }
 }

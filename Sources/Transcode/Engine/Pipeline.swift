@@ -6,7 +6,8 @@ struct PipelineResult {
     var videoFrames: Int
     var videoSeconds: Double
     var audioSeconds: Double
-    var codecs: [String]
+    /// The RFC 6381 string of each written rung's video, by directory name.
+    var codecs: [String: String]
     var posterSeconds: Double
     /// The preview loop as written, when the plan has one.
     var preview: PreviewResult?
@@ -35,7 +36,11 @@ final class Pipeline {
     private let cancellation: CancellationFlag
 
     private let rungs: [RungEncoder]
-    private let sound: SoundStage
+    /// The rungs each fan-out sink feeds (``TranscodePlan/fanOutSizes``).
+    private let sinkRungs: [[RungEncoder]]
+    /// The mix, or nil when the rungs carry the published sound (``TranscodePlan/reusesPublishedLadder``).
+    private let sound: SoundStage?
+    private let published: PublishedLadder?
     private var fanOut: FilterGraph?
 
     private let filtered = Frame()
@@ -52,7 +57,7 @@ final class Pipeline {
     /// Sum of the joined clips' decoded lengths, which the timeline's frame count follows.
     private var joinedSeconds = 0.0
 
-    init(plan: TranscodePlan, clipFiles: [SourceFile], musicFile: SourceFile?, layout: OutputLayout,
+    init(plan: TranscodePlan, clipFiles: [SourceFile], musicFile: SourceFile?, layout: OutputLayout, published: PublishedLadder?,
          cancellation: CancellationFlag, progress: @escaping @Sendable (TranscodeProgress) -> Void) throws {
         precondition(clipFiles.count == plan.clips.count && (musicFile != nil) == (plan.music != nil), "one file per input")
         self.plan = plan
@@ -62,29 +67,56 @@ final class Pipeline {
         self.cancellation = cancellation
         preview = plan.preview.map { PreviewPicker(length: $0.frames) }
         meter = ProgressMeter(totalSeconds: plan.estimatedSeconds, report: progress)
-        let sound = try SoundStage(plan: plan, musicFile: musicFile)
+        precondition(plan.reusesPublishedLadder == (published != nil), "a published ladder exactly when the plan keeps one")
+        self.published = published
+        let sound = plan.reusesPublishedLadder ? nil : try SoundStage(plan: plan, musicFile: musicFile)
         self.sound = sound
         try FileManager.default.createDirectory(atPath: layout.directory, withIntermediateDirectories: true)
-        for rung in plan.rungs {
+        let written = plan.writtenRungs
+        for rung in written {
             try FileManager.default.createDirectory(atPath: layout.rungDirectory(rung), withIntermediateDirectories: true)
         }
-        let top = plan.rungs.count - 1
         var topSource = RungEncoder.Source.encode
-        if plan.passesTopRungThrough {
+        if plan.passesTopRungThrough && !plan.reusesPublishedLadder {
             let input = try InputContext(file: clipFiles[0])
             guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
             let parameters = try StreamParameters(input: input, streamIndex: video)
             parameters.tagUnspecifiedColourAsBT709()
             topSource = .copy(parameters)
         }
-        let threads = Self.encoderThreads(plan.rungs[...], cores: ProcessInfo.processInfo.activeProcessorCount)
-        rungs = try plan.rungs.enumerated().map { index, rung in
-            try RungEncoder(rung: rung, source: index == top ? topSource : .encode,
-                            threads: threads[index], plan: plan, layout: layout,
-                            audioEncoder: sound.encoder(kbps: rung.audioBitrateKbps), writesMP4: index == top)
+        let threads = Self.encoderThreads(written, cores: ProcessInfo.processInfo.activeProcessorCount)
+        var publishedSound: [[Packet]] = []
+        var h264: [String: RungEncoder] = [:]
+        let rungs = try written.enumerated().map { index, rung in
+            let isTop = rung.codec == .h264 && rung == plan.topRung
+            let soundSource: RungEncoder.Sound
+            var delay = h264[rung.name]?.decodeDelayFrames
+            if let published {
+                let kept = try published.sound(of: rung, frameRate: plan.frameRate, scratch: layout.directory)
+                soundSource = .copied(kept.parameters)
+                publishedSound.append(kept.packets)
+                delay = kept.videoDelayFrames
+            } else {
+                soundSource = .encoded(sound!.encoder(kbps: rung.audioBitrateKbps))
+            }
+            let encoder = try RungEncoder(rung: rung, source: isTop ? topSource : .encode, threads: threads[index], plan: plan,
+                                          layout: layout, sound: soundSource, writesMP4: isTop,
+                                          alignsDelay: rung.codec == .h264 ? nil : delay)
+            if rung.codec == .h264 { h264[rung.name] = encoder }
+            return encoder
         }
-        sound.connect(rungs)
+        self.rungs = rungs
+        let encoded = plan.encodedRungs
+        sinkRungs = plan.fanOutSizes.indices.map { sink in
+            zip(written, rungs).filter { plan.fanOutSink(of: $0.0) == sink && encoded.contains($0.0) }.map(\.1)
+        }
+        sound?.connect(rungs)
         rungs.forEach { $0.start() }
+        // The published sound goes in first, whole (a few hundred kB): each muxer interleaves it
+        // with the video as the video comes.
+        for (rung, packets) in zip(rungs, publishedSound) {
+            for packet in packets { try rung.submit(.audio(packet)) }
+        }
     }
 
     /// libx264 threads per rung: the cores shared in proportion to each rung's pixels, rounded
@@ -94,7 +126,7 @@ final class Pipeline {
     /// through top rung keeps its share (its thread count is unused): the upload is still decoded
     /// at its size, on the same cores. So its 720p encodes on one thread, which measured 0.95× the
     /// wall time and 0.99× the CPU of two on an app upload (frame threads wait on each other).
-    static func encoderThreads(_ rungs: ArraySlice<TranscodePlan.PlannedRung>, cores: Int) -> [Int] {
+    static func encoderThreads(_ rungs: some Collection<TranscodePlan.PlannedRung>, cores: Int) -> [Int] {
         let pixels = rungs.map { Double($0.width * $0.height) }
         let total = pixels.reduce(0, +)
         return pixels.map { max(1, Int((Double(max(1, cores)) * $0 / max(total, 1)).rounded(.up))) }
@@ -122,14 +154,19 @@ final class Pipeline {
         for rung in rungs { try rung.submit(.videoEnd) }
         let previewWriter = startPreview()
         defer { _ = try? previewWriter?.join() }  // never leave it writing after a failure
-        try sound.finish(frames: framesOut)
+        try sound?.finish(frames: framesOut)
         rungs.forEach { $0.endInput() }
         try writeThumbnails(duration: videoSeconds)
         let previewResult = try previewWriter?.join()
         for rung in rungs { try rung.finish() }
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
-        return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: sound.secondsOut,
-                              codecs: rungs.map(\.codecString),
+        let audioSeconds = sound?.secondsOut ?? published?.manifest.audio.durationSeconds ?? 0
+        var codecs = Dictionary(uniqueKeysWithValues: rungs.map { ($0.rung.directoryName, $0.codecString) })
+        if let published {
+            for rung in plan.rungs { codecs[rung.directoryName] = published.codecString(of: rung.name) }
+        }
+        return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: audioSeconds,
+                              codecs: codecs,
                               posterSeconds: poster.best?.seconds ?? 0, preview: previewResult,
                               trimmedToLimit: trimmedToLimit)
     }
@@ -139,10 +176,11 @@ final class Pipeline {
     /// ends, then appended once, twice or not at all, so that the joined length stays within half
     /// a frame of the sum of the clips' decoded lengths however many clips there are.
     private func join(_ clip: PlannedClip, file: SourceFile) throws {
-        let reader = try ClipReader(clip: clip, file: file, plan: plan, forwardsVideoPackets: plan.passesTopRungThrough)
+        let reader = try ClipReader(clip: clip, file: file, plan: plan,
+                                    forwardsVideoPackets: plan.passesTopRungThrough && !plan.reusesPublishedLadder)
         var clipFrames = 0
         var held: Frame?
-        try sound.beginClip(atFrame: timelineFrames, hasSound: clip.usesSound)
+        try sound?.beginClip(atFrame: timelineFrames, hasSound: clip.usesSound)
         while let output = try reader.next() {
             if cancellation.isCancelled { throw TranscodeError.cancelled }
             switch output {
@@ -150,7 +188,7 @@ final class Pipeline {
                 if let previous = held { try append(previous, clipFrames: &clipFrames, path: reader.path) }
                 held = frame.reference()
             case .audio(let frame):
-                try sound.clipSound(frame, clipFrames: clipFrames, timelineFrames: timelineFrames)
+                try sound?.clipSound(frame, clipFrames: clipFrames, timelineFrames: timelineFrames)
             case .videoPacket(let packet):
                 try rungs[rungs.count - 1].submit(.packet(packet))
             }
@@ -172,7 +210,7 @@ final class Pipeline {
             }
             for _ in 0..<copies where !trimmedToLimit { try append(last, clipFrames: &clipFrames, path: reader.path) }
         }
-        try sound.endClip(clipFrames: clipFrames)
+        try sound?.endClip(clipFrames: clipFrames)
     }
 
     /// Puts one normalised frame on the timeline and pushes everything downstream it allows.
@@ -184,7 +222,7 @@ final class Pipeline {
         timelineFrames += 1
         clipFrames += 1
         meter.update(outputSeconds: Double(timelineFrames) / Double(plan.frameRate), frames: timelineFrames)
-        try sound.videoAppended(clipFrames: clipFrames, timelineFrames: timelineFrames)
+        try sound?.videoAppended(clipFrames: clipFrames, timelineFrames: timelineFrames)
         try pullVideo()
     }
 
@@ -207,14 +245,14 @@ final class Pipeline {
     /// Pulls every graph output until it needs more input (or has ended), encoding as it goes.
     private func pullVideo() throws {
         guard let graph = fanOut else { return }
-        for (index, rung) in rungs.prefix(plan.encodedRungs.count).enumerated() {
-            while try graph.pull(index, into: filtered) == .ready {
-                let frame = Int(av_rescale_q(filtered.pts, graph.sinkTimeBase(index),
+        for (sink, consumers) in sinkRungs.enumerated() {
+            while try graph.pull(sink, into: filtered) == .ready {
+                let frame = Int(av_rescale_q(filtered.pts, graph.sinkTimeBase(sink),
                                              AVRational(num: 1, den: Int32(plan.frameRate))))
                 filtered.pts = Int64(frame)
                 filtered.forceKeyframe(plan.isKeyframe(frame: frame))
-                try rung.submit(.frame(filtered.reference()))
-                if index == 0 { framesOut += 1 }
+                for rung in consumers { try rung.submit(.frame(filtered.reference())) }
+                if sink == 0 { framesOut += 1 }
             }
         }
         // A candidate and its statistics leave the same `split` together: one each, in step.
@@ -233,7 +271,7 @@ final class Pipeline {
                 preview?.consider(filtered, seconds: Double(filtered.pts) * av_q2d(graph.sinkTimeBase(index)))
             }
         }
-        try sound.videoEncoded(frames: framesOut)
+        try sound?.videoEncoded(frames: framesOut)
     }
 
     /// Encodes the chosen preview loop within the plan's byte budget, on a thread of its own

@@ -1,10 +1,11 @@
 import Foundation
 internal import CFFmpeg
 
-/// One rung of the ladder on its own thread: libx264 → its fMP4 HLS muxer (and, for the top
-/// rung, the progressive MP4) — or, for a passed-through top rung, the upload's own H.264 packets
-/// → the same muxers. The pipeline hands it frames (or packets) and the shared audio packets
-/// through a bounded queue; the rung's encoder and muxers are touched by that thread only.
+/// One rung of the ladder on its own thread: its encoder (libx264, libx265 or libsvtav1) → its
+/// fMP4 HLS muxer (and, for the top H.264 rung, the progressive MP4) — or, for a passed-through
+/// top rung, the upload's own H.264 packets → the same muxers. The pipeline hands it frames (or
+/// packets) and the sound's packets through a bounded queue; the rung's encoder and muxers are
+/// touched by that thread only.
 final class RungEncoder: @unchecked Sendable {
     /// Where the rung's video comes from.
     enum Source {
@@ -12,6 +13,14 @@ final class RungEncoder: @unchecked Sendable {
         case encode
         /// The upload's packets, copied (timestamps from 0, in the stream's time base).
         case copy(StreamParameters)
+    }
+
+    /// Where the rung's sound comes from.
+    enum Sound {
+        /// The mix's AAC encoder of the rung's bitrate (``SoundStage``), shared with other rungs.
+        case encoded(Encoder)
+        /// A published rung's AAC, packets copied as they are (``PublishedLadder``).
+        case copied(StreamParameters)
     }
 
     enum Item {
@@ -30,7 +39,10 @@ final class RungEncoder: @unchecked Sendable {
     let rung: TranscodePlan.PlannedRung
     /// RFC 6381 codec string of the rung's video.
     let codecString: String
-    private let encoder: Encoder?
+    private var encoder: Encoder?
+    /// The output frame the current encoder began at (SVT-AV1 restarts, see ``restartIfOffGrid(at:)``).
+    private var encoderStart = 0
+    private let threads: Int
     private let videoTimeBase: AVRational
     private let plan: TranscodePlan
     private var hls: OutputContext?
@@ -47,38 +59,59 @@ final class RungEncoder: @unchecked Sendable {
     private var videoEnded = false
     /// Set by the caller's thread in ``endInput()``.
     private var inputEnded = false
+    /// The H.264 rung's decode delay in frames (B-frames), which this rung's video takes on (see
+    /// ``write(_:)``); nil for the H.264 rungs themselves.
+    private let alignsDelay: Int?
+    /// Ticks every video dts is moved earlier, fixed at the first packet.
+    private var dtsShift: Int64?
     private let audioTimeBase: AVRational
 
     /// Opens the encoder and muxers and writes their headers; call ``start()`` to begin.
-    /// `threads` is libx264's thread count (ignored when copying).
+    /// `threads` is the encoder's thread count (ignored when copying).
+    /// `alignsDelay`: the decode delay (frames) of the H.264 rung this one stands beside.
     init(rung: TranscodePlan.PlannedRung, source: Source, threads: Int, plan: TranscodePlan, layout: OutputLayout,
-         audioEncoder: Encoder, writesMP4: Bool) throws {
+         sound: Sound, writesMP4: Bool, alignsDelay: Int? = nil) throws {
         self.rung = rung
+        self.alignsDelay = alignsDelay
         self.plan = plan
+        self.threads = threads
         var videoEncoder: Encoder?
+        let extradata: [UInt8]
         switch source {
         case .encode:
-            let encoder = try withThreadName("x264 \(rung.name)") {
-                try EncoderFactory.video(rung, plan: plan, threads: threads)
-            }
+            let encoder = try Self.openEncoder(rung, plan: plan, threads: threads)
             videoEncoder = encoder
             videoTimeBase = encoder.timeBase
-            codecString = EncoderFactory.codecString(avcC: encoder.extradata)
+            extradata = encoder.extradata
         case .copy(let parameters):
             videoTimeBase = parameters.timeBase
-            codecString = EncoderFactory.codecString(avcC: parameters.extradata)
+            extradata = parameters.extradata
+            copiedDelay = parameters.pointer.pointee.video_delay
         }
+        guard let codecString = EncoderFactory.codecString(rung.codec, extradata: extradata) else {
+            throw TranscodeError.internalFailure("\(rung.directoryName): the encoder's headers give no codec string")
+        }
+        self.codecString = codecString
         encoder = videoEncoder
-        audioTimeBase = audioEncoder.timeBase
         func addVideo(_ output: borrowing OutputContext) throws {
             switch source {
-            case .encode: try output.addStream(from: videoEncoder!)
+            case .encode: try output.addStream(from: videoEncoder!, tag: rung.codec == .hevc ? "hvc1" : nil)
             case .copy(let parameters): try output.addStream(copying: parameters)
             }
         }
+        func addSound(_ output: borrowing OutputContext) throws {
+            switch sound {
+            case .encoded(let encoder): try output.addStream(from: encoder)
+            case .copied(let parameters): try output.addStream(copying: parameters)
+            }
+        }
+        switch sound {
+        case .encoded(let encoder): audioTimeBase = encoder.timeBase
+        case .copied(let parameters): audioTimeBase = parameters.timeBase
+        }
         var hls = try OutputContext(format: "hls", path: layout.playlist(rung))
         try addVideo(hls)
-        try hls.addStream(from: audioEncoder)
+        try addSound(hls)
         // Segment cuts are decided by the plan, not by the muxer's clock: only packets that
         // start a planned segment keep their keyframe flag on the way in (see `write`), and
         // hls_time is shorter than any planned segment, so the muxer cuts at each of them.
@@ -95,7 +128,7 @@ final class RungEncoder: @unchecked Sendable {
         if writesMP4 {
             var mp4 = try OutputContext(format: "mp4", path: layout.mp4)
             try addVideo(mp4)
-            try mp4.addStream(from: audioEncoder)
+            try addSound(mp4)
             try mp4.writeHeader(options: ["movflags": "+faststart"])
             self.mp4 = consume mp4
         } else {
@@ -103,9 +136,17 @@ final class RungEncoder: @unchecked Sendable {
         }
     }
 
+    /// The rung's encoder, its threads named after the rung (`x264 720p`, `x265 720p`, `svt 720p`).
+    private static func openEncoder(_ rung: TranscodePlan.PlannedRung, plan: TranscodePlan, threads: Int) throws -> Encoder {
+        let library = switch rung.codec { case .h264: "x264"; case .hevc: "x265"; case .av1: "svt" }
+        return try withThreadName("\(library) \(rung.name)") {
+            try EncoderFactory.video(rung, plan: plan, threads: threads)
+        }
+    }
+
     func start() {
         done.enter()
-        startThread(named: "rung \(rung.name)") { [self] in run() }
+        startThread(named: "rung \(rung.directoryName)") { [self] in run() }
     }
 
     /// Queues a frame (pts = output frame number) or an audio packet; throws the rung's failure.
@@ -164,6 +205,7 @@ final class RungEncoder: @unchecked Sendable {
     private func handle(_ item: Item) throws {
         switch item {
         case .frame(let frame):
+            if rung.codec == .av1 { try restartIfOffGrid(at: Int(frame.pts)) }
             guard let encoder else { throw TranscodeError.internalFailure("frame sent to a copied rung") }
             try encoder.send(frame)
             try drain(encoder)
@@ -192,6 +234,26 @@ final class RungEncoder: @unchecked Sendable {
         }
     }
 
+    /// SVT-AV1 1.4 ignores forced keyframes and makes one every GOP from its first frame. When the
+    /// plan wants a keyframe at `frame` off the current encoder's grid (the short first segments,
+    /// or the grid again after them), the encoder is drained and a fresh one begins there: its
+    /// first frame is a keyframe and its grid starts anew. Each restart writes the same sequence
+    /// header (checked), so the stream stays one. Cost: ~0.2 CPU-s per restart at 1080p.
+    private func restartIfOffGrid(at frame: Int) throws {
+        guard let current = encoder, frame > encoderStart, plan.isKeyframe(frame: frame),
+              (frame - encoderStart) % plan.gopFrames != 0 else { return }
+        let header = current.extradata
+        try current.send(nil)
+        try drain(current)
+        encoder = nil  // freed before the next one allocates its buffers
+        let next = try Self.openEncoder(rung, plan: plan, threads: threads)
+        guard next.extradata == header else {
+            throw TranscodeError.internalFailure("\(rung.directoryName): a restarted AV1 encoder wrote another sequence header")
+        }
+        encoder = next
+        encoderStart = frame
+    }
+
     private func drain(_ encoder: Encoder) throws {
         while try encoder.receive(into: packet) == .ready {
             packet.duration = 1  // constant frame rate: one tick of 1/frameRate
@@ -199,9 +261,26 @@ final class RungEncoder: @unchecked Sendable {
         }
     }
 
+    /// Frames this rung's video is decoded ahead of its presentation: the encoder's B-frame delay,
+    /// or a copied stream's.
+    var decodeDelayFrames: Int {
+        if let encoder { return Int(encoder.ctx.pointee.has_b_frames) }
+        return Int(copiedDelay)
+    }
+    private var copiedDelay: Int32 = 0
+
     /// Muxes one video packet; only the key frames that start a planned segment keep their flag
     /// on the way into the HLS muxer, so it cuts exactly there.
+    ///
+    /// A rung beside an H.264 one (``alignsDelay``) has its decode times moved earlier by the
+    /// delay it lacks (AV1 has no B-frame delay, x264's is 2 frames): each muxer moves the whole
+    /// file later by its earliest decode time, so with equal delays both rungs' frames and sound
+    /// land at the same instants, and a player switching between them sees one timeline.
     private func write(_ packet: Packet) throws {
+        if let alignsDelay {
+            if dtsShift == nil { dtsShift = max(0, Int64(alignsDelay) + packet.dts) }  // first dts is minus the delay
+            packet.dts -= dtsShift!
+        }
         let frame = Int(av_rescale_q(packet.pts, videoTimeBase, AVRational(num: 1, den: Int32(plan.frameRate))))
         if encoder == nil {
             // A copied packet is a key frame where the scan found an IDR, whatever the container's

@@ -90,6 +90,10 @@ final class Packet {
         set { pointer.pointee.flags = newValue ? pointer.pointee.flags | cff_pkt_flag_key() : pointer.pointee.flags & ~cff_pkt_flag_key() }
     }
     var pts: Int64 { pointer.pointee.pts }
+    var dts: Int64 {
+        get { pointer.pointee.dts }
+        set { pointer.pointee.dts = newValue }
+    }
     var duration: Int64 {
         get { pointer.pointee.duration }
         set { pointer.pointee.duration = newValue }

@@ -30,10 +30,15 @@ struct OutputContext: ~Copyable {
 
     private var ctx: UnsafeMutablePointer<AVFormatContext> { context! }
 
-    /// Adds a stream fed by `encoder`; returns its index.
+    /// Adds a stream fed by `encoder`, with the sample entry `tag` (four characters, e.g. `hvc1`)
+    /// instead of the muxer's default; returns its index.
     @discardableResult
-    func addStream(from encoder: Encoder) throws -> Int {
-        try addStream(timeBase: encoder.timeBase) { avcodec_parameters_from_context($0, encoder.ctx) }
+    func addStream(from encoder: Encoder, tag: String? = nil) throws -> Int {
+        try addStream(timeBase: encoder.timeBase) { parameters in
+            let filled = avcodec_parameters_from_context(parameters, encoder.ctx)
+            if let tag { parameters.pointee.codec_tag = tag.utf8.reversed().reduce(0) { $0 << 8 | UInt32($1) } }
+            return filled
+        }
     }
 
     /// Adds a stream whose packets are copied from an input stream as they are; returns its index.

@@ -47,4 +47,5 @@ public struct IFrameStream: Sendable, Equatable, Codable {
     public var codecs: String
     public var width: Int
     public var height: Int
+    public var videoCodec: VideoCodec = .h264
 }

@@ -7,24 +7,27 @@ enum ManifestWriter {
         var variants: [VariantStream] = []
         var iFrameStreams: [IFrameStream] = []
         var renditions: [ReadyManifest.Rendition] = []
-        for (rung, codec) in zip(plan.rungs, result.codecs) {
+        for rung in plan.allRungs {
+            guard let codec = result.codecs[rung.directoryName] else {
+                throw TranscodeError.internalFailure("\(rung.directoryName): no codec string")
+            }
             let directory = layout.rungDirectory(rung)
             let text = try String(contentsOfFile: layout.playlist(rung), encoding: .utf8)
             let playlist = try MediaPlaylist(parsing: text)
             let sizes = try playlist.segments.map { try fileSize("\(directory)/\($0.uri)") }
             let bandwidth = RenditionBandwidth(playlist: playlist, sizes: sizes)
-            let uri = "\(rung.name)/index.m3u8"
+            let uri = "\(rung.directoryName)/index.m3u8"
             let codecs = "\(codec),mp4a.40.2"
             variants.append(VariantStream(uri: uri, bandwidth: bandwidth, codecs: codecs, width: rung.width,
-                                          height: rung.height, frameRate: Double(plan.frameRate)))
+                                          height: rung.height, frameRate: Double(plan.frameRate), videoCodec: rung.codec))
             let iFrames = try iFramePlaylist(playlist, directory: directory)
             try write(iFrames.render(), to: layout.iFramePlaylist(rung))
-            let iFrameURI = "\(rung.name)/\(OutputLayout.iFramePlaylistName)"
+            let iFrameURI = "\(rung.directoryName)/\(OutputLayout.iFramePlaylistName)"
             iFrameStreams.append(IFrameStream(uri: iFrameURI, bandwidth: iFrames.bandwidth, codecs: codec,
-                                              width: rung.width, height: rung.height))
-            renditions.append(.init(name: rung.name, playlist: uri, iFramePlaylist: iFrameURI, width: rung.width,
+                                              width: rung.width, height: rung.height, videoCodec: rung.codec))
+            renditions.append(.init(name: rung.directoryName, playlist: uri, iFramePlaylist: iFrameURI, width: rung.width,
                                     height: rung.height, bandwidth: bandwidth.peak, averageBandwidth: bandwidth.average,
-                                    codecs: codecs, segments: playlist.segments.count))
+                                    codecs: codecs, segments: playlist.segments.count, videoCodec: rung.codec))
         }
         try write(MasterPlaylist.render(variants, iFrameStreams: iFrameStreams), to: layout.master)
         let top = plan.topRung

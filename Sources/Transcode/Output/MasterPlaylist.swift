@@ -1,18 +1,27 @@
 import Foundation
 
-/// Renders the multivariant (master) playlist. Variants are listed lowest first, so players
-/// that start with the first entry (Safari, iOS) start on the rung a 3G link can carry; the
-/// I-frame streams follow.
+/// Renders the multivariant (master) playlist. Variants are listed smallest first, so players
+/// that start with the first entry (Safari, iOS) start on the rung a 3G link can carry; at each
+/// size the most efficient codec comes first (AV1, HEVC, then H.264), so a player takes the best
+/// one it can decode and falls through to H.264, which every player has. The I-frame streams
+/// follow in the same order.
 public enum MasterPlaylist {
     public static func render(_ variants: [VariantStream], iFrameStreams: [IFrameStream] = []) -> String {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
-        for variant in variants.sorted(by: { $0.bandwidth.peak < $1.bandwidth.peak }) {
+        func order(_ a: (pixels: Int, codec: VideoCodec, peak: Int), _ b: (pixels: Int, codec: VideoCodec, peak: Int)) -> Bool {
+            (a.pixels, a.codec.masterRank, a.peak) < (b.pixels, b.codec.masterRank, b.peak)
+        }
+        for variant in variants.sorted(by: {
+            order(($0.width * $0.height, $0.videoCodec, $0.bandwidth.peak), ($1.width * $1.height, $1.videoCodec, $1.bandwidth.peak))
+        }) {
             lines.append("#EXT-X-STREAM-INF:BANDWIDTH=\(variant.bandwidth.peak),AVERAGE-BANDWIDTH=\(variant.bandwidth.average),"
                 + "CODECS=\"\(variant.codecs)\",RESOLUTION=\(variant.width)x\(variant.height),"
                 + "FRAME-RATE=\(String(format: "%.3f", variant.frameRate))")
             lines.append(variant.uri)
         }
-        for stream in iFrameStreams.sorted(by: { $0.bandwidth.peak < $1.bandwidth.peak }) {
+        for stream in iFrameStreams.sorted(by: {
+            order(($0.width * $0.height, $0.videoCodec, $0.bandwidth.peak), ($1.width * $1.height, $1.videoCodec, $1.bandwidth.peak))
+        }) {
             lines.append("#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=\(stream.bandwidth.peak),AVERAGE-BANDWIDTH=\(stream.bandwidth.average),"
                 + "CODECS=\"\(stream.codecs)\",RESOLUTION=\(stream.width)x\(stream.height),URI=\"\(stream.uri)\"")
         }

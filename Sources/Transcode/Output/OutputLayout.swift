@@ -1,7 +1,8 @@
 /// Where each output file goes inside the output directory.
 ///
 ///     master.m3u8            multivariant playlist
-///     <rung>/index.m3u8      media playlist, fMP4: init.mp4 + seg_000.m4s …
+///     <rung>/index.m3u8      media playlist, fMP4: init.mp4 + seg_000.m4s … (`720p`; other
+///                            codecs' rungs `av1-720p`, `hevc-720p`)
 ///     <rung>/iframes.m3u8    I-frame playlist: byte ranges of each segment's IDR frame
 ///     video.mp4              progressive H.264/AAC MP4 (faststart), the top rung's encode
 ///     poster_<W>x<H>.jpg     posters, one per size
@@ -24,7 +25,7 @@ public struct OutputLayout: Sendable {
     public var preview: String { "\(directory)/\(Self.previewName)" }
     public static let previewName = "preview.webp"
 
-    public func rungDirectory(_ rung: TranscodePlan.PlannedRung) -> String { "\(directory)/\(rung.name)" }
+    public func rungDirectory(_ rung: TranscodePlan.PlannedRung) -> String { "\(directory)/\(rung.directoryName)" }
     public func playlist(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/index.m3u8" }
     public func iFramePlaylist(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/\(Self.iFramePlaylistName)" }
     public static let iFramePlaylistName = "iframes.m3u8"

@@ -46,6 +46,8 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
         public var averageBandwidth: Int
         public var codecs: String
         public var segments: Int
+        /// The video codec (absent from manifests written before other codecs: H.264).
+        public var videoCodec: VideoCodec?
     }
 
     public struct Audio: Sendable, Codable, Equatable {

@@ -8,4 +8,5 @@ public struct VariantStream: Sendable, Equatable, Codable {
     public var width: Int
     public var height: Int
     public var frameRate: Double
+    public var videoCodec: VideoCodec = .h264
 }

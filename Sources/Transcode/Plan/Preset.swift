@@ -12,6 +12,8 @@ public struct Preset: Sendable, Codable, Equatable {
     public var limits: Limits
     /// The animated preview loop (absent from older presets: ``Preview/standard``).
     public var preview: Preview = .standard
+    /// Renditions in other codecs beside the H.264 ladder (``CodecLadder``); absent: H.264 only.
+    public var codecLadders: [CodecLadder]? = nil
 
     public struct Video: Sendable, Codable, Equatable {
         /// libx264 speed preset (`ultrafast` … `veryslow`).
@@ -220,7 +222,8 @@ extension Preset {
         self.init(name: try c.decode(String.self, forKey: .name), video: try c.decode(Video.self, forKey: .video),
                   rungs: try c.decode([Rung].self, forKey: .rungs), audio: try c.decode(Audio.self, forKey: .audio),
                   thumbnails: try c.decode(Thumbnails.self, forKey: .thumbnails), limits: try c.decode(Limits.self, forKey: .limits),
-                  preview: try c.decodeIfPresent(Preview.self, forKey: .preview) ?? .standard)
+                  preview: try c.decodeIfPresent(Preview.self, forKey: .preview) ?? .standard,
+                  codecLadders: try c.decodeIfPresent([CodecLadder].self, forKey: .codecLadders))
     }
 
     /// The built-in ladder; `Presets/default.json` is this value written out.
@@ -385,6 +388,11 @@ extension Preset {
         guard (1...30).contains(preview.fps) else { throw fail("preview.fps", "must be 1...30") }
         guard (32...720).contains(preview.shortSide), preview.shortSide % 2 == 0 else { throw fail("preview.shortSide", "must be even and in 32...720") }
         guard (10_000...50_000_000).contains(preview.maxBytes) else { throw fail("preview.maxBytes", "must be 10000...50000000") }
+        var codecs = Set<VideoCodec>()
+        for (index, ladder) in (codecLadders ?? []).enumerated() {
+            if let problem = ladder.problem(h264: rungs, field: "codecLadders[\(index)]") { throw fail(problem.field, problem.reason) }
+            guard codecs.insert(ladder.codec).inserted else { throw fail("codecLadders[\(index)].codec", "\(ladder.codec.rawValue) appears twice") }
+        }
     }
 
     /// Canonical JSON (sorted keys), as written to `Presets/` and hashed.

@@ -5,12 +5,12 @@
 /// (``videoFilterGraph``) to every rung and thumbnail. Audio likewise: one per clip
 /// (``clipAudioFilter(_:)``), the music (``musicFilter``), then the mix (``audioFilterGraph``).
 extension TranscodePlan {
-    /// Sink order in ``videoFilterGraph``: one per encoded rung, then the poster candidates, the
-    /// storyboard, (when planned) the preview, and last the poster candidates' statistics.
-    public var posterSinkIndex: Int { encodedRungs.count }
-    public var storyboardSinkIndex: Int { encodedRungs.count + 1 }
-    public var previewSinkIndex: Int? { preview == nil ? nil : encodedRungs.count + 2 }
-    public var posterStatisticsSinkIndex: Int { encodedRungs.count + (preview == nil ? 2 : 3) }
+    /// Sink order in ``videoFilterGraph``: one per rung size (``fanOutSizes``), then the poster
+    /// candidates, the storyboard, (when planned) the preview, and last the poster candidates' statistics.
+    public var posterSinkIndex: Int { fanOutSizes.count }
+    public var storyboardSinkIndex: Int { fanOutSizes.count + 1 }
+    public var previewSinkIndex: Int? { preview == nil ? nil : fanOutSizes.count + 2 }
+    public var posterStatisticsSinkIndex: Int { fanOutSizes.count + (preview == nil ? 2 : 3) }
     public var videoSinkCount: Int { posterStatisticsSinkIndex + 1 }
 
     /// Poster candidates are every `posterStep`-th timeline frame, from the middle of the first
@@ -72,7 +72,7 @@ extension TranscodePlan {
     /// bring a single clip's full-range video to TV range, once, at the largest rung): a rung at
     /// the frame's own size is a pass-through whenever the frame already is 4:2:0 TV range.
     public var videoFilterGraph: String {
-        let rungs = Array(encodedRungs)
+        let rungs = fanOutSizes
         let range = clips.contains(where: \.reachesFanOutFullRange) ? ":out_range=tv" : ""
         let previewFeed = preview.flatMap { p in rungs.firstIndex { $0.width >= p.width && $0.height >= p.height } }
         var sourceTaps = 0

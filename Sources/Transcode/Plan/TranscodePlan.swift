@@ -19,7 +19,14 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
     public var clipFit: Preset.ClipFit
     public var frameRate: Int
     public var gopFrames: Int
+    /// The H.264 ladder, smallest first (the top rung feeds the MP4).
     public var rungs: [PlannedRung]
+    /// The preset's other codecs (``CodecLadder``), each at the size of the H.264 rung it names.
+    public var codecRungs: [PlannedRung] = []
+    /// True when the H.264 rungs, the MP4 and the sound are kept from the version already
+    /// published (a hot reprocess): only ``codecRungs`` are encoded, and they carry the published
+    /// rungs' sound, copied.
+    public var reusesPublishedLadder = false
     public var audio: PlannedAudio
     public var posters: [PlannedSize]
     public var storyboard: PlannedStoryboard
@@ -59,6 +66,14 @@ public struct TranscodePlan: Sendable, Codable, Equatable {
         public var encoderPreset: String? = nil
         /// This rung's extra libx264 options (``Preset/Rung/x264Params``).
         public var x264Params: String? = nil
+        public var codec: VideoCodec = .h264
+        /// The encoder's `tune` (``CodecLadder/tune``).
+        public var tune: String? = nil
+
+        /// The rung's directory and its name in the master: `720p` for H.264, `av1-720p`, `hevc-720p`.
+        public var directoryName: String { codec == .h264 ? name : "\(codec.rawValue)-\(name)" }
+        /// False for a rung without a rate cap (`maxrateKbps` 0: AV1, whose SVT-AV1 cannot cap CRF).
+        public var isCapped: Bool { maxrateKbps > 0 }
     }
 
     public struct PlannedAudio: Sendable, Codable, Equatable {
@@ -183,6 +198,7 @@ extension TranscodePlan {
         }
         var rungs = ladder(width: width, height: height, rungs: preset.rungs, audioKbps: preset.audio.bitrateKbps)
         rungs[0].initialBufferFill = preset.video.initialBufferFill
+        let codecRungs = Self.codecRungs(preset.codecLadders ?? [], h264: rungs, presetRungs: preset.rungs)
         let top = rungs[rungs.count - 1]
         let decision = TopRungDecision.decide(clips: planned, top: top, rungCount: rungs.count, preset: preset)
         let segmentStarts = decision.idrFrames.map {
@@ -203,7 +219,7 @@ extension TranscodePlan {
         let preview = settings.enabled ? PlannedPreview(width: previewSize.width, height: previewSize.height, fps: settings.fps,
                                                         frames: settings.seconds * settings.fps, maxBytes: settings.maxBytes) : nil
 
-        return TranscodePlan(
+        var plan = TranscodePlan(
             clips: planned,
             music: plannedMusic,
             presetName: preset.name,
@@ -230,6 +246,29 @@ extension TranscodePlan {
             topRungDecision: decision,
             segmentStartFrames: segmentStarts
         )
+        plan.codecRungs = codecRungs
+        return plan
+    }
+
+    /// The other codecs' rungs, ladder by ladder in the preset's order: each at the size, sound and
+    /// name of the planned H.264 rung made from the preset rung it names (none where that rung is
+    /// not planned: the source is smaller).
+    static func codecRungs(_ ladders: [CodecLadder], h264: [PlannedRung], presetRungs: [Preset.Rung]) -> [PlannedRung] {
+        ladders.flatMap { ladder in
+            ladder.rungs.compactMap { rung -> PlannedRung? in
+                guard let index = presetRungs.firstIndex(where: { $0.name == rung.name }), index < h264.count else { return nil }
+                var planned = h264[index]
+                planned.codec = ladder.codec
+                planned.crf = rung.crf
+                planned.maxrateKbps = rung.maxrateKbps ?? 0
+                planned.bufsizeKbps = rung.bufsizeKbps ?? 0
+                planned.initialBufferFill = nil
+                planned.encoderPreset = rung.encoderPreset ?? ladder.encoderPreset
+                planned.x264Params = nil
+                planned.tune = ladder.tune
+                return planned
+            }
+        }
     }
 
     private static func directory(of path: String) -> String {
@@ -280,6 +319,16 @@ extension TranscodePlan {
         return index >= start && (index - start) % (segmentSeconds * frameRate) == 0
     }
 
+    /// The length in frames of each segment of a `totalFrames`-frame output, as the plan cuts it.
+    public func segmentFrameCounts(totalFrames: Int) -> [Int] {
+        var counts: [Int] = []
+        for frame in 0..<max(0, totalFrames) {
+            if counts.isEmpty || startsSegment(frame: frame) { counts.append(0) }
+            counts[counts.count - 1] += 1
+        }
+        return counts
+    }
+
     /// An H.264 level as written in specs (`4.1`) as the codec numbers it (41).
     static func levelIDC(_ level: String) -> Int { Int(((Double(level) ?? 4.1) * 10).rounded()) }
 
@@ -302,9 +351,34 @@ extension TranscodePlan {
     /// True when the top rung is the upload's own packets.
     public var passesTopRungThrough: Bool { topRungDecision.mode == .passthrough }
 
-    /// The rungs the fan-out graph feeds and libx264 encodes: all but a passed-through top rung.
-    public var encodedRungs: ArraySlice<PlannedRung> { passesTopRungThrough ? rungs.dropLast() : rungs[...] }
+    /// Every rung published: the H.264 ladder, then the other codecs'.
+    public var allRungs: [PlannedRung] { rungs + codecRungs }
+
+    /// The rungs this run writes (a muxer each): all but the H.264 ones kept from the published version.
+    public var writtenRungs: [PlannedRung] { (reusesPublishedLadder ? [] : rungs) + codecRungs }
+
+    /// The rungs the fan-out graph feeds and an encoder encodes: the written ones but a
+    /// passed-through top rung.
+    public var encodedRungs: [PlannedRung] {
+        writtenRungs.filter { !(passesTopRungThrough && $0.codec == .h264 && $0 == topRung) }
+    }
+
+    /// The sizes the fan-out graph scales to, largest last: one sink each, shared by every encoded
+    /// rung of that size (an H.264 rung and its AV1 and HEVC twins are scaled once).
+    public var fanOutSizes: [PlannedSize] {
+        var sizes: [PlannedSize] = []
+        for rung in encodedRungs.sorted(by: { $0.width * $0.height < $1.width * $1.height })
+        where sizes.last.map({ $0.width != rung.width || $0.height != rung.height }) ?? true {
+            sizes.append(PlannedSize(width: rung.width, height: rung.height))
+        }
+        return sizes
+    }
+
+    /// The fan-out sink that feeds `rung`.
+    public func fanOutSink(of rung: PlannedRung) -> Int? {
+        fanOutSizes.firstIndex { $0.width == rung.width && $0.height == rung.height }
+    }
 
     /// The distinct sound bitrates of the ladder, lowest first: one AAC encode each, from one mix.
-    public var audioBitratesKbps: [Int] { Array(Set(rungs.map(\.audioBitrateKbps))).sorted() }
+    public var audioBitratesKbps: [Int] { Array(Set(writtenRungs.map(\.audioBitrateKbps))).sorted() }
 }

@@ -1,0 +1,146 @@
+import Foundation
+internal import CFFmpeg
+
+/// The version of a video already published, whose H.264 rungs, MP4 and sound a hot transcode
+/// keeps as they are (``TranscodePlan/reusesPublishedLadder``): the H.264 files are copied byte
+/// for byte, and each new rung carries the AAC packets of the published rung of its name.
+///
+/// Nothing is trusted by name from the published files: every path is built from the plan's rung
+/// names, only regular files are read, and the published ladder must match the plan (the same
+/// rungs at the same sizes, segments cut at the plan's frames), or the new rungs could not share
+/// its keyframes, segments and sound.
+final class PublishedLadder {
+    let directory: String
+    let manifest: ReadyManifest
+
+    /// Reads `directory/manifest.json` and checks the published ladder against `plan`.
+    init(directory: String, plan: TranscodePlan) throws {
+        self.directory = directory
+        let manifestPath = "\(directory)/manifest.json"
+        guard let data = try? Self.regularFile(manifestPath).contents(),
+              let manifest = try? JSONDecoder().decode(ReadyManifest.self, from: data) else {
+            throw TranscodeError.publishedMismatch(path: manifestPath, detail: "no readable manifest.json")
+        }
+        self.manifest = manifest
+        let frames = Int((manifest.durationSeconds * Double(plan.frameRate)).rounded())
+        for rung in plan.rungs {
+            guard let published = manifest.renditions.first(where: { $0.name == rung.name }),
+                  published.width == rung.width, published.height == rung.height else {
+                throw TranscodeError.publishedMismatch(path: manifestPath, detail: "no \(rung.name) rendition at \(rung.width)x\(rung.height): "
+                    + "published with preset \(manifest.preset.name) (\(manifest.preset.hash)); reprocess with the hot ladder's base preset first")
+            }
+            let playlistPath = "\(directory)/\(rung.name)/index.m3u8"
+            guard let text = try? Self.regularFile(playlistPath).contents().map({ String(decoding: $0, as: UTF8.self) }),
+                  let playlist = try? MediaPlaylist(parsing: text) else {
+                throw TranscodeError.publishedMismatch(path: playlistPath, detail: "unreadable media playlist")
+            }
+            let expected = plan.segmentFrameCounts(totalFrames: frames)
+            let found = playlist.segments.map { Int(($0.duration * Double(plan.frameRate)).rounded()) }
+            guard found == expected else {
+                throw TranscodeError.publishedMismatch(path: playlistPath, detail: "segments of \(found) frames where the plan cuts "
+                    + "\(expected): published with preset \(manifest.preset.name) (\(manifest.preset.hash)), another keyframe layout")
+            }
+        }
+    }
+
+    /// The codec string of the published H.264 rung `name` (its video's, without the sound's).
+    func codecString(of name: String) -> String? {
+        manifest.renditions.first { $0.name == name }?.codecs.split(separator: ",").first.map(String.init)
+    }
+
+    /// Copies every H.264 rung's files and the MP4 into `layout`, byte for byte.
+    func copyH264(_ plan: TranscodePlan, into layout: OutputLayout) throws {
+        for rung in plan.rungs {
+            let from = "\(directory)/\(rung.name)"
+            try FileManager.default.createDirectory(atPath: layout.rungDirectory(rung), withIntermediateDirectories: true)
+            for name in try FileManager.default.contentsOfDirectory(atPath: from).sorted() where !name.hasPrefix(".") {
+                try copy("\(from)/\(name)", to: "\(layout.rungDirectory(rung))/\(name)")
+            }
+        }
+        try copy("\(directory)/\(OutputLayout.mp4Name)", to: layout.mp4)
+    }
+
+    /// What a new rung takes from the published rung of its name.
+    struct Sound {
+        /// The AAC stream's parameters, and every packet in order, timed so that the first video
+        /// frame is at 0 (the muxer moved the whole file later by its earliest decode time).
+        var parameters: StreamParameters
+        var packets: [Packet]
+        /// Frames the published video is decoded ahead of its presentation (B-frames), which the
+        /// new rung's video matches (``RungEncoder``) so that both start at the same instant.
+        var videoDelayFrames: Int
+    }
+
+    /// The sound of the published rung `rung.name`, read from its init segment and segments joined
+    /// (one fragmented MP4). `scratch` is a directory where a file may be made and unlinked at once.
+    func sound(of rung: TranscodePlan.PlannedRung, frameRate: Int, scratch: String) throws -> Sound {
+        let from = "\(directory)/\(rung.name)"
+        let playlistPath = "\(from)/index.m3u8"
+        let text = try Self.regularFile(playlistPath).contents().map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let playlist = try MediaPlaylist(parsing: text)
+        var joined = Data()
+        for name in [playlist.map ?? OutputLayout.initSegmentName] + playlist.segments.map(\.uri) {
+            guard !name.contains("/"), let bytes = try Self.regularFile("\(from)/\(name)").contents() else {
+                throw TranscodeError.publishedMismatch(path: "\(from)/\(name)", detail: "unreadable segment")
+            }
+            joined.append(bytes)
+        }
+        let input = try InputContext(file: Self.unlinkedFile(joined, in: scratch, name: playlistPath))
+        guard let index = input.bestStream(AVMEDIA_TYPE_AUDIO), let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else {
+            throw TranscodeError.publishedMismatch(path: playlistPath, detail: "no sound or no video stream")
+        }
+        let parameters = try StreamParameters(input: input, streamIndex: index)
+        let videoTimeBase = input.stream(video).pointee.time_base
+        var packets: [Packet] = []
+        var firstVideoPTS = Int64.max, firstVideoDTS: Int64?
+        let packet = Packet()
+        while try input.read(into: packet) {
+            if packet.streamIndex == index { packets.append(packet.reference()) }
+            if packet.streamIndex == video {
+                firstVideoPTS = min(firstVideoPTS, packet.pts)
+                if firstVideoDTS == nil { firstVideoDTS = packet.dts }
+            }
+        }
+        guard let firstVideoDTS, firstVideoPTS != .max else {
+            throw TranscodeError.publishedMismatch(path: playlistPath, detail: "no video packet")
+        }
+        let shift = av_rescale_q(firstVideoPTS, videoTimeBase, parameters.timeBase)
+        for packet in packets { packet.shiftTimestamps(by: shift) }
+        let delay = av_rescale_q(firstVideoPTS - firstVideoDTS, videoTimeBase, AVRational(num: 1, den: Int32(frameRate)))
+        return Sound(parameters: parameters, packets: packets, videoDelayFrames: Int(delay))
+    }
+
+    private func copy(_ from: String, to: String) throws {
+        guard let bytes = try Self.regularFile(from).contents() else {
+            throw TranscodeError.publishedMismatch(path: from, detail: "unreadable")
+        }
+        do {
+            try bytes.write(to: URL(fileURLWithPath: to))
+        } catch {
+            throw TranscodeError.outputFailed(path: to, reason: error.localizedDescription)
+        }
+    }
+
+    /// `path` opened as a regular file (never through a symbolic link).
+    private static func regularFile(_ path: String) throws -> SourceFile {
+        do {
+            return try SourceFile(path: path)
+        } catch {
+            throw TranscodeError.publishedMismatch(path: path, detail: "\(error)")
+        }
+    }
+
+    /// `bytes` in a file of `scratch` that has no name (unlinked once written), read as `name`.
+    private static func unlinkedFile(_ bytes: Data, in scratch: String, name: String) throws -> SourceFile {
+        let path = "\(scratch)/.published-sound-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw TranscodeError.outputFailed(path: path, reason: String(cString: strerror(errno))) }
+        unlink(path)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bytes.count else {
+            close(descriptor)
+            throw TranscodeError.outputFailed(path: path, reason: "short write")
+        }
+        return try SourceFile(adopting: descriptor, path: name)
+    }
+}
