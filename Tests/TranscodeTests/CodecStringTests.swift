@@ -23,8 +23,8 @@ import Testing
 
         let avcC = try #require(box("avcC", in: try bytes(mp4)))
         #expect(CodecString.avc(avcC) == expected)
-        #expect(EncoderFactory.codecString(avcC: avcC) == expected)
-        #expect(EncoderFactory.codecString(avcC: [0, 0, 1]) == "avc1.640029")
+        #expect(EncoderFactory.codecString(.h264, extradata: avcC) == expected)
+        #expect(EncoderFactory.codecString(.h264, extradata: [0, 0, 1]) == "avc1.640029")
         checkPrefixes(avcC, full: expected, nilBelow: 4, CodecString.avc)
 
         // The parameter sets libx264 itself hands out (Annex B, as its extradata is with a global header).
