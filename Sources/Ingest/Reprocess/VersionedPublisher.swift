@@ -68,6 +68,7 @@ public struct VersionedPublisher: Sendable {
             manifest.renditions[index].iFramePlaylist = "\(version)/\(manifest.renditions[index].iFramePlaylist)"
         }
         manifest.mp4 = "\(version)/\(manifest.mp4)"
+        manifest.codecMasters = manifest.codecMasters?.mapValues { "\(version)/\($0)" }
         for index in manifest.posters.indices { manifest.posters[index].path = "\(version)/\(manifest.posters[index].path)" }
         manifest.storyboard.image = "\(version)/\(manifest.storyboard.image)"
         manifest.storyboard.track = "\(version)/\(manifest.storyboard.track)"

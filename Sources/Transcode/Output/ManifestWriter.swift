@@ -1,6 +1,7 @@
 import Foundation
 
-/// Measures the finished outputs and writes `master.m3u8` and `manifest.json`.
+/// Measures the finished outputs and writes `master.m3u8` (with other codecs, also one master per
+/// codec) and `manifest.json`.
 enum ManifestWriter {
     static func write(plan: TranscodePlan, layout: OutputLayout, result: PipelineResult, wallSeconds: Double,
                       uploadID: String?, metadata: [String: JSONValue]) throws -> ReadyManifest {
@@ -30,6 +31,21 @@ enum ManifestWriter {
                                     codecs: codecs, segments: playlist.segments.count, videoCodec: rung.codec))
         }
         try write(MasterPlaylist.render(variants, iFrameStreams: iFrameStreams), to: layout.master)
+        // With other codecs, each codec's ladder alone too: for players that switch between any
+        // two variants they can decode, whatever the codec (Chromium's own HLS player refuses the
+        // switch from AV1 to H.264 mid-stream), the app picks the master of a codec it knows the
+        // device plays.
+        var codecMasters: [String: String]?
+        if !plan.codecRungs.isEmpty {
+            codecMasters = [:]
+            for codec in VideoCodec.allCases where variants.contains(where: { $0.videoCodec == codec }) {
+                let name = OutputLayout.codecMasterName(codec)
+                try write(MasterPlaylist.render(variants.filter { $0.videoCodec == codec },
+                                                iFrameStreams: iFrameStreams.filter { $0.videoCodec == codec }),
+                          to: "\(layout.directory)/\(name)")
+                codecMasters?[codec.rawValue] = name
+            }
+        }
         let top = plan.topRung
         let manifest = ReadyManifest(
             durationSeconds: result.videoSeconds,
@@ -37,6 +53,7 @@ enum ManifestWriter {
             height: top.height,
             frameRate: plan.frameRate,
             master: "master.m3u8",
+            codecMasters: codecMasters,
             renditions: renditions,
             audio: .init(codec: "aac", sampleRate: plan.audio.sampleRate, channels: plan.audio.channels,
                          clipSound: plan.audio.clipSound, music: plan.music != nil, durationSeconds: result.audioSeconds),

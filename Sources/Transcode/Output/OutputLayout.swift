@@ -1,6 +1,7 @@
 /// Where each output file goes inside the output directory.
 ///
 ///     master.m3u8            multivariant playlist
+///     master-<codec>.m3u8    with other codecs: one codec's ladder alone (`av1`, `hevc`, `h264`)
 ///     <rung>/index.m3u8      media playlist, fMP4: init.mp4 + seg_000.m4s … (`720p`; other
 ///                            codecs' rungs `av1-720p`, `hevc-720p`)
 ///     <rung>/iframes.m3u8    I-frame playlist: byte ranges of each segment's IDR frame
@@ -12,6 +13,8 @@
 public struct OutputLayout: Sendable {
     public let directory: String
     public static let initSegmentName = "init.mp4"
+    /// One codec's ladder alone (`master-av1.m3u8`), beside the master of every codec.
+    public static func codecMasterName(_ codec: VideoCodec) -> String { "master-\(codec.rawValue).m3u8" }
 
     public init(directory: String) { self.directory = directory }
 

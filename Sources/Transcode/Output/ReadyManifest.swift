@@ -7,6 +7,9 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
     public var height: Int
     public var frameRate: Int
     public var master: String
+    /// With other codecs than H.264: each codec's ladder alone (`master-av1.m3u8`, …), by codec
+    /// (`av1`, `hevc`, `h264`), for players that must stay on one codec (docs/OUTPUT.md).
+    public var codecMasters: [String: String]?
     public var renditions: [Rendition]
     public var audio: Audio
     public var mp4: String
