@@ -1,0 +1,217 @@
+import IngestdTesting
+import Foundation
+import Testing
+import Transcode
+
+/// `ingestd reprocess --preset hot`: AV1 and HEVC ladders added beside a published H.264 one,
+/// checked with ffprobe, ffmpeg, GStreamer and Chromium (none of them ingestd's code).
+@Suite(.serialized) struct HotLadderTests {
+    static let hotPreset = "\(Paths.root)/Presets/hot.json"
+
+    /// A phone recording (6 s, 1080×1920 after rotation) published with the default preset, then
+    /// made hot: done once per test run and shared.
+    struct Published: Sendable {
+        let cdn: String
+        let id: String
+        /// `CDN/<id>/v<default hash>` and `CDN/<id>/v<hot hash>`.
+        let before: String
+        let after: String
+        let hotResult: String
+        let rerunResult: String
+    }
+
+    actor Shared {
+        static let shared = Shared()
+        private var task: Task<Published, Error>?
+
+        func published() async throws -> Published {
+            if task == nil { task = Task { try HotLadderTests.publish("shared") } }
+            return try await task!.value
+        }
+    }
+
+    static func archive(_ name: String) throws -> (archive: String, cdn: String, id: String) {
+        let base = Paths.scratch("hot-\(name)")
+        try? FileManager.default.removeItem(atPath: base)
+        let archive = "\(base)/archive", cdn = "\(base)/cdn"
+        try FileManager.default.createDirectory(atPath: archive, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Paths.sample("portrait_rotated.mp4"), toPath: "\(archive)/phone.mp4")
+        let dry = try Tool.run(Paths.binary, ["reprocess", archive, "--cdn", cdn, "--dry-run", "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any])
+        let id = try #require(report.list("items").first?.string("id"))
+        return (archive, cdn, id)
+    }
+
+    static func reprocess(_ archive: String, _ cdn: String, _ extra: [String] = []) throws -> String {
+        let run = try Tool.run(Paths.binary, ["reprocess", archive, "--cdn", cdn, "--json"] + extra)
+        let report = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]) ?? [:]
+        return report.list("items").first?.string("result") ?? "no report (\(run.status)): \(run.stderr.suffix(400))"
+    }
+
+    static func publish(_ name: String) throws -> Published {
+        let (archive, cdn, id) = try archive(name)
+        let first = try reprocess(archive, cdn)
+        guard first == "published" else { throw Tool.ProbeFailure(message: "default publish: \(first)") }
+        let hot = try reprocess(archive, cdn, ["--preset", hotPreset])
+        let rerun = try reprocess(archive, cdn, ["--preset", hotPreset])
+        return Published(cdn: cdn, id: id, before: "\(cdn)/\(id)/v\(Preset.builtIn.contentHash)",
+                         after: "\(cdn)/\(id)/v\(try Preset.load(hotPreset).contentHash)", hotResult: hot, rerunResult: rerun)
+    }
+
+    static let codecs: [(codec: VideoCodec, name: String, tag: String)] = [(.av1, "av1", "av01"), (.hevc, "hevc", "hvc1")]
+    static let rungs = ["234p", "360p", "720p", "1080p"]
+
+    /// Every file of `directory`, by name.
+    static func files(_ directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    @Test func keepsTheH264LadderByteForByteAndSkipsOnRerun() async throws {
+        let video = try await Shared.shared.published()
+        #expect(video.hotResult == "published")
+        #expect(video.rerunResult == "skipped", "a video already hot is not encoded again")
+        let root = try String(contentsOfFile: "\(video.cdn)/\(video.id)/master.m3u8", encoding: .utf8)
+        #expect(root.contains((video.after as NSString).lastPathComponent + "/av1-234p/index.m3u8"), "the switch points at the hot version")
+        for rung in Self.rungs {
+            let names = Self.files("\(video.before)/\(rung)")
+            #expect(names.count > 3 && names == Self.files("\(video.after)/\(rung)"), "\(rung): \(names)")
+            for name in names {
+                #expect(FileManager.default.contents(atPath: "\(video.before)/\(rung)/\(name)")
+                    == FileManager.default.contents(atPath: "\(video.after)/\(rung)/\(name)"), "\(rung)/\(name) changed")
+            }
+        }
+        #expect(FileManager.default.contents(atPath: "\(video.before)/video.mp4") == FileManager.default.contents(atPath: "\(video.after)/video.mp4"))
+    }
+
+    @Test func newRungsShareTheH264RungsSizeKeyframesSegmentsAndSound() async throws {
+        let video = try await Shared.shared.published()
+        for rung in Self.rungs {
+            let h264 = "\(video.after)/\(rung)/index.m3u8"
+            let reference = try #require(try Checks.streams(h264).first { $0.string("codec_type") == "video" })
+            let keyframes = try Checks.frames(h264).filter(\.key).map(\.time)
+            let frames = try Checks.frames(h264).count
+            let segments = try Checks.playlist("\(video.after)/\(rung)").segments.map(\.duration)
+            let sound = try Self.soundPackets(h264)
+            #expect(keyframes.count >= 5 && sound.count > 100)
+            for (codec, name, tag) in Self.codecs {
+                let playlist = "\(video.after)/\(name)-\(rung)/index.m3u8"
+                let stream = try #require(try Checks.streams(playlist).first { $0.string("codec_type") == "video" }, "\(name)-\(rung)")
+                #expect(stream.string("codec_name") == codec.rawValue)
+                #expect(stream.string("codec_tag_string") == tag)
+                #expect(stream.int("width") == reference.int("width") && stream.int("height") == reference.int("height"))
+                #expect(stream.string("pix_fmt") == "yuv420p" && stream.string("color_space") == "bt709")
+                let decoded = try Checks.frames(playlist)
+                #expect(decoded.count == frames, "\(name)-\(rung): every frame")
+                #expect(decoded.filter(\.key).map(\.time) == keyframes, "\(name)-\(rung): keyframes where the H.264 rung has them")
+                #expect(try Checks.playlist("\(video.after)/\(name)-\(rung)").segments.map(\.duration) == segments)
+                #expect(try Self.soundPackets(playlist) == sound, "\(name)-\(rung) carries the H.264 rung's sound, copied")
+                let clean = try Tool.run("ffmpeg", ["-v", "error", "-xerror", "-i", playlist, "-f", "null", "-"])
+                #expect(clean.status == 0 && clean.stderr.isEmpty, "\(name)-\(rung) decodes clean: \(clean.stderr)")
+            }
+        }
+    }
+
+    /// The sound's packets as ffprobe lists them: time, length, size.
+    static func soundPackets(_ playlist: String) throws -> [String] {
+        try Tool.ffprobe(["-select_streams", "a:0", "-show_entries", "packet=pts,duration,size", playlist])
+            .list("packets").map { "\($0.string("pts") ?? "") \($0.string("duration") ?? "") \($0.string("size") ?? "")" }
+    }
+
+    @Test func masterListsEveryCodecBestFirstWithExactCodecs() async throws {
+        let video = try await Shared.shared.published()
+        let master = try String(contentsOfFile: "\(video.after)/master.m3u8", encoding: .utf8)
+        let lines = master.split(separator: "\n").map(String.init)
+        let variants = lines.enumerated().filter { $0.element.hasPrefix("#EXT-X-STREAM-INF:") }.map { (LadderTests.attributes($0.element), lines[$0.offset + 1]) }
+        let expectedOrder = Self.rungs.flatMap { ["av1-\($0)", "hevc-\($0)", $0] }
+        #expect(variants.map { ($0.1 as NSString).deletingLastPathComponent } == expectedOrder,
+                "per size, smallest first: AV1, then HEVC, then H.264 (every player has it)")
+        for (attributes, uri) in variants {
+            let stream = try #require(try Checks.streams("\(video.after)/\(uri)").first { $0.string("codec_type") == "video" })
+            let level = try #require(stream.int("level"))
+            let codecs = try #require(attributes["CODECS"]).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            let videoCodec = try #require(codecs.split(separator: ",").first.map(String.init))
+            #expect(codecs.hasSuffix(",mp4a.40.2"))
+            // From the coded stream's own parameters, as ffprobe reads them.
+            switch stream.string("codec_name") {
+            case "av1":
+                #expect(stream.string("profile") == "Main")
+                #expect(videoCodec.hasPrefix(String(format: "av01.0.%02dM.08.", level)), "\(uri): \(videoCodec), level \(level)")
+            case "hevc":
+                #expect(stream.string("profile") == "Main")
+                #expect(videoCodec.hasPrefix("hvc1.1.6.L\(level).") || videoCodec.hasPrefix("hvc1.1.2.L\(level)."), "\(uri): \(videoCodec)")
+            default:
+                #expect(videoCodec == "avc1.6400\(String(format: "%02x", level))", "\(uri): \(videoCodec)")
+            }
+            #expect(attributes["RESOLUTION"] == "\(stream.int("width") ?? 0)x\(stream.int("height") ?? 0)")
+            #expect(attributes["FRAME-RATE"] == "30.000")
+        }
+        let iFrames = lines.filter { $0.hasPrefix("#EXT-X-I-FRAME-STREAM-INF:") }.map(LadderTests.attributes)
+        #expect(iFrames.map { ($0["URI"] ?? "").replacingOccurrences(of: "\"", with: "") } == expectedOrder.map { "\($0)/iframes.m3u8" })
+        // Each codec's ladder alone, for players that stay on one codec.
+        for (_, name, tag) in Self.codecs + [(.h264, "h264", "avc1")] {
+            let alone = try String(contentsOfFile: "\(video.after)/master-\(name).m3u8", encoding: .utf8)
+            let uris = alone.split(separator: "\n").filter { !$0.hasPrefix("#") }
+            #expect(uris.count == 4)
+            #expect(alone.components(separatedBy: "CODECS=\"\(tag)").count - 1 == 8, "\(name): 4 variants and 4 I-frame streams")
+        }
+    }
+
+    @Test(.enabled(if: Tool.exists("gst-launch-1.0"), "GStreamer is not installed"))
+    func gstreamerPlaysEachCodecsPlaylistToTheEnd() async throws {
+        let video = try await Shared.shared.published()
+        let server = try PlaybackTests.Server(root: video.after)
+        for (playlist, decoder) in [("av1-360p", "av1dec"), ("hevc-360p", "avdec_h265"), ("av1-1080p", "av1dec"), ("hevc-1080p", "avdec_h265")] {
+            let result = try Tool.run("timeout", ["120", "gst-launch-1.0", "-v", "playbin3",
+                                                  "uri=http://127.0.0.1:\(server.port)/\(playlist)/index.m3u8",
+                                                  "video-sink=fakesink sync=false", "audio-sink=fakesink sync=false"])
+            #expect(result.status == 0, "\(playlist): \(result.stderr.suffix(500))")
+            #expect(result.stdout.contains("Got EOS"), "\(playlist) did not play to the end")
+            #expect(result.stdout.contains(decoder), "\(playlist) was not decoded by \(decoder)")
+            #expect(!result.stdout.contains("ERROR") && !result.stderr.contains("ERROR") && !result.stderr.contains("WARNING"),
+                    "\(playlist): \(result.stderr.suffix(500))")
+        }
+    }
+
+    @Test func chromiumPlaysTheAV1LadderToItsTopRung() async throws {
+        try #require(Chromium.binary != nil, "Chromium is not installed: `make test-deps` installs Debian's chromium")
+        let video = try await Shared.shared.published()
+        let server = try PlaybackTests.Server(root: video.after)
+        try Chromium.playerPage().write(toFile: "\(video.after)/player.html", atomically: true, encoding: .utf8)
+        let played = try Chromium.play("http://127.0.0.1:\(server.port)/player.html?src=master-av1.m3u8", timeout: 120)
+        #expect(played["ended"] as? Bool == true, "\(played)")
+        #expect(played["error"] is NSNull, "\(played)")
+        #expect(played["videoHeight"] as? Int == 1920, "software AV1 up to the 1080p rung: \(played)")
+    }
+
+    @Test func killNineMidHotReprocessThenRerunPublishesOnce() throws {
+        let (archive, cdn, id) = try Self.archive("kill")
+        #expect(try Self.reprocess(archive, cdn) == "published")
+        let masterBefore = try String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8)
+        let hotVersion = "v\(try Preset.load(Self.hotPreset).contentHash)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Paths.binary)
+        process.arguments = ["reprocess", archive, "--cdn", cdn, "--preset", Self.hotPreset]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Killed while the AV1 rungs are being written into the staging.
+        try Daemon.wait(timeout: 120, "the hot job to write its first AV1 segment") {
+            Daemon.entries("\(cdn)/\(id)").contains { $0.contains(".staging-")
+                && FileManager.default.fileExists(atPath: "\(cdn)/\(id)/\($0)/av1-234p/seg_000.m4s") }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(try String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8) == masterBefore, "the H.264 version stays published")
+        #expect(!FileManager.default.fileExists(atPath: "\(cdn)/\(id)/\(hotVersion)/manifest.json"))
+        // The orphaned job dies with its parent and publishes nothing; the rerun does the work once.
+        #expect(try Self.reprocess(archive, cdn, ["--preset", Self.hotPreset]) == "published")
+        let entries = Daemon.entries("\(cdn)/\(id)")
+        #expect(entries.filter { $0.contains(".staging-") }.isEmpty, "staging left: \(entries)")
+        #expect(entries.filter { $0 == hotVersion }.count == 1)
+        let manifest = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(cdn)/\(id)/manifest.json")))
+        #expect(manifest.renditions.count == 12)
+        #expect(manifest.renditions.allSatisfy { FileManager.default.fileExists(atPath: "\(cdn)/\(id)/\($0.playlist)") })
+        #expect(try Self.reprocess(archive, cdn, ["--preset", Self.hotPreset]) == "skipped")
+    }
+}
