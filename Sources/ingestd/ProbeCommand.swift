@@ -69,6 +69,11 @@ struct ProbeCommand: ParsableCommand {
                 print("  \(rung.name): \(rung.width)x\(rung.height) " + (copied ? "the upload's own H.264, copied"
                     : "crf \(rung.crf) maxrate \(rung.maxrateKbps)k bufsize \(rung.bufsizeKbps)k"))
             }
+            for rung in plan.codecRungs {
+                print("  \(rung.directoryName): \(rung.width)x\(rung.height) \(rung.codec.rawValue) preset \(rung.encoderPreset ?? "-")"
+                    + "\(rung.tune.map { " tune \($0)" } ?? "") crf \(rung.crf)"
+                    + (rung.isCapped ? " maxrate \(rung.maxrateKbps)k bufsize \(rung.bufsizeKbps)k" : " (uncapped)"))
+            }
             print("  top rung: \(plan.topRungDecision.mode.rawValue) (\(plan.topRungDecision.reason))")
             if let starts = plan.segmentStartFrames {
                 print("  segments: at the upload's IDRs, starting at \(starts.map { String(format: "%g", Double($0) / Double(plan.frameRate)) }.joined(separator: ", ")) s")
