@@ -184,6 +184,26 @@ import Transcode
         #expect(played["videoHeight"] as? Int == 1920, "software AV1 up to the 1080p rung: \(played)")
     }
 
+    @Test func aLadderCutElsewhereIsRefusedNamingWhatDiffers() throws {
+        let (archive, cdn, id) = try Self.archive("mismatch")
+        var other = Preset.builtIn
+        other.name = "other"
+        other.video.initialSegmentSeconds = [1, 1]
+        let path = Paths.scratch("hot-mismatch/other.json")
+        try other.canonicalJSON().write(to: URL(fileURLWithPath: path))
+        #expect(try Self.reprocess(archive, cdn, ["--preset", path]) == "published")
+        let masterBefore = try String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8)
+        let run = try Tool.run(Paths.binary, ["reprocess", archive, "--cdn", cdn, "--json", "--preset", Self.hotPreset])
+        #expect(run.status == 1)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let item = try #require(report.list("items").first)
+        #expect(item.string("result") == "failed")
+        let error = item.string("error") ?? ""
+        #expect(error.hasPrefix("published_mismatch: ") && error.contains("/234p/index.m3u8") && error.contains("segments of [30, 30, 120] frames where the plan cuts [15, 30, 75, 60]")
+                && error.contains("other"), "\(error)")
+        #expect(try String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8) == masterBefore, "the published version stays")
+    }
+
     @Test func killNineMidHotReprocessThenRerunPublishesOnce() throws {
         let (archive, cdn, id) = try Self.archive("kill")
         #expect(try Self.reprocess(archive, cdn) == "published")

@@ -39,6 +39,9 @@ final class RungEncoder: @unchecked Sendable {
     let rung: TranscodePlan.PlannedRung
     /// RFC 6381 codec string of the rung's video.
     let codecString: String
+    /// Frames the rung's video is decoded ahead of its presentation: the encoder's B-frame delay,
+    /// or a copied stream's.
+    let decodeDelayFrames: Int
     private var encoder: Encoder?
     /// The output frame the current encoder began at (SVT-AV1 restarts, see ``restartIfOffGrid(at:)``).
     private var encoderStart = 0
@@ -83,10 +86,11 @@ final class RungEncoder: @unchecked Sendable {
             videoEncoder = encoder
             videoTimeBase = encoder.timeBase
             extradata = encoder.extradata
+            decodeDelayFrames = Int(encoder.ctx.pointee.has_b_frames)
         case .copy(let parameters):
             videoTimeBase = parameters.timeBase
             extradata = parameters.extradata
-            copiedDelay = parameters.pointer.pointee.video_delay
+            decodeDelayFrames = Int(parameters.pointer.pointee.video_delay)
         }
         guard let codecString = EncoderFactory.codecString(rung.codec, extradata: extradata) else {
             throw TranscodeError.internalFailure("\(rung.directoryName): the encoder's headers give no codec string")
@@ -260,14 +264,6 @@ final class RungEncoder: @unchecked Sendable {
             try write(packet)
         }
     }
-
-    /// Frames this rung's video is decoded ahead of its presentation: the encoder's B-frame delay,
-    /// or a copied stream's.
-    var decodeDelayFrames: Int {
-        if let encoder { return Int(encoder.ctx.pointee.has_b_frames) }
-        return Int(copiedDelay)
-    }
-    private var copiedDelay: Int32 = 0
 
     /// Muxes one video packet; only the key frames that start a planned segment keep their flag
     /// on the way into the HLS muxer, so it cuts exactly there.
