@@ -72,7 +72,11 @@ public struct Reprocessor: Sendable {
             do {
                 switch try await currentPresetHash(video.id) {
                 case preset.contentHash?: (item.action, item.why) = (.skip, "already published with preset \(preset.contentHash)")
-                case let other?: item.why = "published with preset \(other)"
+                case let other?:
+                    item.why = "published with preset \(other)"
+                    if let ladders = preset.codecLadders, !ladders.isEmpty, case .directory = target {
+                        item.why += ": adds \(ladders.map(\.codec.rawValue).joined(separator: ", ")) beside its H.264 ladder, kept"
+                    }
                 case nil: break
                 }
             } catch {
