@@ -22,21 +22,26 @@ import Transcode
 
     actor Shared {
         static let shared = Shared()
-        private var task: Task<Published, Error>?
+        private var tasks: [String: Task<Published, Error>] = [:]
 
-        func published() async throws -> Published {
-            if task == nil { task = Task { try HotLadderTests.publish("shared") } }
-            return try await task!.value
+        /// `phone`: a rotated phone recording (every H.264 rung encoded); `app`: an upload the app
+        /// compressed (its H.264 is the top rung, segments cut at its IDRs).
+        func published(_ source: String = "phone") async throws -> Published {
+            if let task = tasks[source] { return try await task.value }
+            let file = source == "app" ? try await PassthroughTests.appUpload() : Paths.sample("portrait_rotated.mp4")
+            let task = Task { try HotLadderTests.publish(source, file: file) }
+            tasks[source] = task
+            return try await task.value
         }
     }
 
-    static func archive(_ name: String) throws -> (archive: String, cdn: String, id: String) {
+    static func archive(_ name: String, file: String = Paths.sample("portrait_rotated.mp4")) throws -> (archive: String, cdn: String, id: String) {
         let base = Paths.scratch("hot-\(name)")
         try? FileManager.default.removeItem(atPath: base)
         let archive = "\(base)/archive", cdn = "\(base)/cdn"
         try FileManager.default.createDirectory(atPath: archive, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Paths.sample("portrait_rotated.mp4"), toPath: "\(archive)/phone.mp4")
+        try FileManager.default.copyItem(atPath: file, toPath: "\(archive)/\(name).mp4")
         let dry = try Tool.run(Paths.binary, ["reprocess", archive, "--cdn", cdn, "--dry-run", "--json"])
         let report = try #require(try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any])
         let id = try #require(report.list("items").first?.string("id"))
@@ -49,8 +54,8 @@ import Transcode
         return report.list("items").first?.string("result") ?? "no report (\(run.status)): \(run.stderr.suffix(400))"
     }
 
-    static func publish(_ name: String) throws -> Published {
-        let (archive, cdn, id) = try archive(name)
+    static func publish(_ name: String, file: String) throws -> Published {
+        let (archive, cdn, id) = try archive(name, file: file)
         let first = try reprocess(archive, cdn)
         guard first == "published" else { throw Tool.ProbeFailure(message: "default publish: \(first)") }
         let hot = try reprocess(archive, cdn, ["--preset", hotPreset])
@@ -84,8 +89,11 @@ import Transcode
         #expect(FileManager.default.contents(atPath: "\(video.before)/video.mp4") == FileManager.default.contents(atPath: "\(video.after)/video.mp4"))
     }
 
-    @Test func newRungsShareTheH264RungsSizeKeyframesSegmentsAndSound() async throws {
-        let video = try await Shared.shared.published()
+    @Test(arguments: ["phone", "app"])
+    func newRungsShareTheH264RungsSizeKeyframesSegmentsAndSound(_ source: String) async throws {
+        let video = try await Shared.shared.published(source)
+        let manifest = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(video.after)/manifest.json")))
+        #expect(manifest.topRung?.mode == (source == "app" ? .passthrough : .encode))
         for rung in Self.rungs {
             let h264 = "\(video.after)/\(rung)/index.m3u8"
             let reference = try #require(try Checks.streams(h264).first { $0.string("codec_type") == "video" })
