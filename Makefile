@@ -13,7 +13,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: bench-levers openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -78,6 +78,13 @@ bench-quality: release
 bench-levers: release
 	@command -v perf >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null; }
 	python3 Benchmarks/levers.py
+
+# Issue #32's hot preset per rung and codec (AV1, HEVC against the kept H.264 ladder): bytes, SSIM
+# and CPU-s per video-second from perf, over the samples, ../shared/media and two camera originals
+# (Benchmarks/hot/bench.py; HOT_SOURCES=glob limits the sources, --report reprints bench.tsv).
+bench-hot: release
+	@command -v perf >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null; }
+	python3 Benchmarks/hot/bench.py
 
 # CPU-seconds and peak RSS by source duration and resolution (docs/SCALING.md).
 bench-cost: release
