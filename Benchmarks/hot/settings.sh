@@ -35,15 +35,19 @@
 # is no worse than x264's minus 0.002: from a guess (the CRF just found for the same codec on this
 # source and rung, else a per-rung guess), steps of 4 until the target is bracketed, then halving
 # to 1 CRF step; bytes and SSIM fall with CRF, so that CRF has the configuration's fewest bytes.
-# The tables: every encode; per configuration its chosen CRF with bytes, SSIM and CPU ratios to
-# x264; per codec the configuration with the fewest bytes. Every encode is kept in $OUT/results.tsv
+# Recommended CRF per configuration and rung: the lowest of the CRFs chosen on the real sources
+# (BENCH_REAL, default phone and camera), so that each of them meets its target; every real source
+# is then also encoded at that CRF. The tables: every encode; per configuration its chosen CRF with
+# bytes, SSIM and CPU ratios to x264; per codec the configuration with the fewest bytes; the
+# recommended CRFs with each real source's ratios at them. Every encode is kept in $OUT/results.tsv
 # and not repeated by a later run with the same key (delete the file to measure again; the key
 # has no column for the caps or GOP options, so rows from another version of the encode
 # arguments must not be kept).
 #
 # Environment: BENCH_OUT=bench-out (results under $BENCH_OUT/hot)  BENCH_SOURCES="phone camera grainy"
 #              BENCH_RUNGS="234x416 360x640 720x1280 1080x1920"  BENCH_RUNGS_GRAINY="720x1280 1080x1920"
-#              BENCH_CONFIGS="av1:8 hevc:medium:ssim hevc:fast:ssim"  BENCH_EXTRA="" (more runs,
+#              BENCH_CONFIGS="av1:8 hevc:medium:ssim hevc:fast:ssim"  BENCH_REAL="phone camera"
+#              BENCH_EXTRA="" (more searches after the main ones, not in the recommendation:
 #                each SOURCE:RUNG:CODEC:PRESET[:TUNE], e.g. grainy:1080x1920:av1:8:grain8)
 #              BENCH_MEDIA=../shared/media  BENCH_SSIM_SLACK=0.002  BENCH_KEEP_REFS=0
 # Every CPU-heavy command runs under nice -n 19, one at a time.
@@ -56,6 +60,7 @@ SOURCES=${BENCH_SOURCES:-phone camera grainy}
 RUNGS=${BENCH_RUNGS:-234x416 360x640 720x1280 1080x1920}
 RUNGS_GRAINY=${BENCH_RUNGS_GRAINY:-720x1280 1080x1920}
 CONFIGS=${BENCH_CONFIGS:-av1:8 hevc:medium:ssim hevc:fast:ssim}
+REAL=${BENCH_REAL:-phone camera}
 EXTRA=${BENCH_EXTRA:-}
 SLACK=${BENCH_SSIM_SLACK:-0.002}
 DURATION=10
@@ -206,6 +211,7 @@ target_of() {  # SOURCE RUNG → x264's SSIM minus the slack (encoding the x264 
   python3 -c 'import sys; print(f"{float(sys.argv[1]) - float(sys.argv[2]):.6f}")' "$ref_ssim" "$SLACK"
 }
 
+declare -A recommended=()  # CONFIG@RUNG → the lowest CRF chosen on the real sources
 for source in $SOURCES; do
   make_source "$source" >/dev/null
   echo "== $source" >&2
@@ -215,11 +221,24 @@ for source in $SOURCES; do
     declare -A found=()  # codec → the CRF just found on this source and rung: the next config's guess
     for config in $CONFIGS; do
       IFS=: read -r codec preset tune <<< "$config"
-      found[$codec]=$(search "$source" "$rung" "$codec" "$preset" "${tune:--}" "$target" "${found[$codec]:-}")
+      crf=$(search "$source" "$rung" "$codec" "$preset" "${tune:--}" "$target" "${found[$codec]:-}")
+      found[$codec]=$crf
+      if [[ " $REAL " == *" $source "* ]] && [ "$crf" -lt "${recommended[$config@$rung]:-99}" ]; then
+        recommended[$config@$rung]=$crf
+      fi
     done
     unset found
     [ "${BENCH_KEEP_REFS:-0}" = 1 ] || [[ " $EXTRA " == *" $source:$rung:"* ]] || rm -f "$OUT/ref/$source-$rung.y4m"
   done
+done
+# Every real source at its rung's recommended CRF (where its own search stopped higher)
+for source in $SOURCES; do
+  [[ " $REAL " == *" $source "* ]] || continue
+  for key in "${!recommended[@]}"; do
+    IFS=: read -r codec preset tune <<< "${key%@*}"
+    encode "$source" "${key#*@}" "$codec" "$preset" "${tune:--}" "${recommended[$key]}" >/dev/null
+  done
+  rm -f "$OUT"/ref/"$source"-*.y4m
 done
 for extra in $EXTRA; do  # SOURCE:RUNG:CODEC:PRESET:TUNE trials beyond the main configurations
   IFS=: read -r source rung codec preset tune <<< "$extra"
@@ -230,11 +249,11 @@ for extra in $EXTRA; do  # SOURCE:RUNG:CODEC:PRESET:TUNE trials beyond the main 
 done
 
 extra_configs=$(for e in $EXTRA; do cut -d: -f3- <<< "$e"; done)
-python3 - "$RESULTS" "$SLACK" "$SOURCES" "$RUNGS" "$RUNGS_GRAINY" "$CONFIGS" "$extra_configs" <<'PY'
+python3 - "$RESULTS" "$SLACK" "$SOURCES" "$RUNGS" "$RUNGS_GRAINY" "$CONFIGS" "$extra_configs" "$REAL" <<'PY'
 import csv, math, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 slack = float(sys.argv[2]); sources = sys.argv[3].split(); rungs = sys.argv[4].split()
-rungs_grainy = sys.argv[5].split()
+rungs_grainy = sys.argv[5].split(); real = [s for s in sys.argv[8].split() if s in sources]
 def parse(arg):
     out = []
     for c in arg.split():
@@ -315,4 +334,26 @@ for s, g, ref in cells:
         row += [name(b), f"{b['bytes'] / ref['bytes']:.2f}×", f"{eq / ref['bytes']:.2f}×" if eq else "–",
                 f"{b['cpu_s'] / ref['cpu_s']:.1f}×"] if b else ["–", "", "", ""]
     print(f"| {s} | {g} | {ref['bytes'] * 8 / secs / 1000:.0f} | {ref['ssim']:.4f} | {ref['cpu_s'] / secs:.2f} | " + " | ".join(row) + " |")
+
+print(f"\n### Recommended: per configuration and rung, the lowest CRF chosen on the real sources ({', '.join(real)})\n")
+print("Each real source measured at that CRF; bytes, SSIM and CPU against its own x264 encode.\n")
+print("| codec | rung | setting | " + " | ".join(f"{s} bytes × | {s} ΔSSIM | {s} CPU × | {s} CPU-s/s" for s in real) + " |")
+print("|---|---|---|" + "---:|---:|---:|---:|" * len(real))
+for codec, preset, tune in main_configs:
+    for g in rungs:
+        chosen = []
+        for s in real:
+            ref = reference(s, g)
+            b = fewest_bytes_within(encodes(s, g, codec, preset, tune), ref) if ref else None
+            if b:
+                chosen.append(int(b["crf"]))
+        if not chosen:
+            continue
+        crf = min(chosen); row = []
+        for s in real:
+            ref = reference(s, g)
+            r = [r for r in encodes(s, g, codec, preset, tune) if int(r["crf"]) == crf]
+            row += [f"{r[0]['bytes'] / ref['bytes']:.2f}", f"{r[0]['ssim'] - ref['ssim']:+.4f}",
+                    f"{r[0]['cpu_s'] / ref['cpu_s']:.1f}", f"{r[0]['cpu_s'] / secs:.2f}"] if r and ref else ["not measured", "", "", ""]
+        print(f"| {codec} | {g} | {preset}{'' if tune == '-' else ' tune ' + tune} CRF {crf} | " + " | ".join(row) + " |")
 PY
