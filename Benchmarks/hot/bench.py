@@ -2,7 +2,8 @@
 """Issue #32: what the hot preset's AV1 and HEVC rungs cost and save beside the H.264 ladder.
 
 Per source: an archive holding only that file, `ingestd reprocess ARCHIVE --cdn CDN` (default
-preset), then `ingestd reprocess ARCHIVE --cdn CDN --preset hot` (adds av1-<rung>/ and hevc-<rung>/
+preset), then `ingestd reprocess ARCHIVE --cdn CDN --preset hot` (both presets with maxBytes raised
+to 1 GiB as in levers.py, written to $BENCH_OUT/hot/preset-*.json; adds av1-<rung>/ and hevc-<rung>/
 beside the kept H.264 ladder), each under `perf record -e cpu-clock --inherit` (the job runs in a
 child process). Then per rung of the hot version (<rung>/ = h264, av1-<rung>/, hevc-<rung>/):
   bytes    video packet bytes (ffprobe on the rung's index.m3u8)
@@ -69,9 +70,18 @@ def has_video(path):
     r = run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_type", "-of", "csv=p=0", path])
     return r.returncode == 0 and "video" in r.stdout
 
+def preset_file(name):
+    """The shipped preset with levers.py's one change: maxBytes 1 GiB (a 20 s CRF 12 original is over 50 MB)."""
+    preset = json.loads(run([BIN, "preset", "--preset", name], cwd=ROOT).stdout)
+    preset["limits"]["maxBytes"] = 1 << 30
+    path = os.path.join(OUT, f"preset-{name}.json")
+    with open(path, "w") as f:
+        json.dump(preset, f)
+    return path
+
 def reprocess(archive, cdn, preset):
     """One reprocess under perf: (report item, CPU-seconds per thread name, wall seconds)."""
-    data = cdn + f".{preset}.perf"
+    data = cdn + f".{os.path.basename(preset)}.perf"
     started = time.monotonic()
     r = run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(HZ), "--inherit", "-o", data, "--",
              BIN, "reprocess", archive, "--cdn", cdn, "--preset", preset, "--json",
@@ -102,13 +112,13 @@ def measure(path, name, kind):
     archive, cdn = os.path.join(base, "archive"), os.path.join(base, "cdn")
     os.makedirs(archive), os.makedirs(cdn)
     shutil.copy(path, archive)
-    default, default_cpu, default_wall = reprocess(archive, cdn, "default")
+    default, default_cpu, default_wall = reprocess(archive, cdn, preset_file("default"))
     if default.get("result") != "published":
-        print(f"skip {name}: default reprocess {default.get('result')}", flush=True)
+        print(f"skip {name}: default reprocess {default.get('error') or default.get('result')}", flush=True)
         return []
-    hot, hot_cpu, hot_wall = reprocess(archive, cdn, "hot")
+    hot, hot_cpu, hot_wall = reprocess(archive, cdn, preset_file("hot"))
     if hot.get("result") != "published":
-        print(f"skip {name}: hot reprocess {hot.get('result')}", flush=True)
+        print(f"skip {name}: hot reprocess {hot.get('error') or hot.get('result')}", flush=True)
         return []
     manifest = json.load(open(os.path.join(hot["version"], "manifest.json")))
     seconds = manifest["durationSeconds"] or 1
@@ -182,7 +192,8 @@ def report(rows):
         own = [r for r in rows if r["source"] == name]
         if not own:
             continue
-        print(f"\n{name} ({kind}, {own[0]['width']}x{own[0]['height']} top, {own[0]['seconds']:g} s, H.264 top rung: {own[0]['top']}):")
+        top = max(own, key=lambda r: r["height"])
+        print(f"\n{name} ({kind}, {top['width']}x{top['height']} top, {top['seconds']:g} s, H.264 top rung: {top['top']}):")
         print(f"{'dir':11} {'size':>9} {'bytes':>10} {'bytes x':>7} {'SSIM':>7} {'dSSIM':>8} {'CPU-s/s':>7} {'CPU x':>6}")
         for r in sorted(own, key=lambda r: (["h264", "av1", "hevc"].index(r["codec"]), rungs.index(r["rung"]))):
             ratio, dssim, cpux = against(r)
