@@ -76,6 +76,7 @@ struct ReprocessCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        guard (1024...1_048_576).contains(jobMemoryMb) else { throw ValidationError("--job-memory-mb must be 1024...1048576") }
     }
 
     func run() async throws {

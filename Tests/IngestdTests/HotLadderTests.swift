@@ -192,6 +192,53 @@ import Transcode
         #expect(played["videoHeight"] as? Int == 1920, "software AV1 up to the 1080p rung: \(played)")
     }
 
+    /// Longer than FFmpeg's 10 s interleaving deadline: the copied sound must still land in the
+    /// segment of its own time, as in the H.264 rung, not all in the first one.
+    @Test func copiedSoundStaysInEachSegmentOfALongVideo() async throws {
+        let long = try await Fixtures.shared.generated("hot_long_360p.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=s=360x640:r=30:d=16", "-f", "lavfi", "-i", "sine=f=440:d=16:sample_rate=48000",
+            "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k"])
+        let video = try Self.publish("long", file: long)
+        #expect(video.hotResult == "published")
+        for rung in ["234p", "360p"] {
+            let reference = try Self.soundBySegment("\(video.after)/\(rung)")
+            #expect(reference.count == 5 && reference.allSatisfy { !$0.isEmpty }, "\(rung): \(reference.map(\.count))")
+            for (_, name, _) in Self.codecs {
+                #expect(try Self.soundBySegment("\(video.after)/\(name)-\(rung)") == reference, "\(name)-\(rung): sound per segment")
+            }
+        }
+    }
+
+    /// The sound packets (time and size) of each segment of a rung, read from the init segment and
+    /// that segment alone.
+    static func soundBySegment(_ directory: String) throws -> [[String]] {
+        let header = try Data(contentsOf: URL(fileURLWithPath: "\(directory)/init.mp4"))
+        return try Checks.playlist(directory).segments.enumerated().map { index, segment in
+            let joined = Paths.scratch("hot-segment-\(index).mp4")
+            try (header + Data(contentsOf: URL(fileURLWithPath: "\(directory)/\(segment.uri)"))).write(to: URL(fileURLWithPath: joined))
+            return try Tool.ffprobe(["-select_streams", "a:0", "-show_entries", "packet=pts,size", joined])
+                .list("packets").map { "\($0.string("pts") ?? "") \($0.string("size") ?? "")" }
+        }
+    }
+
+    /// A video never published gets all three ladders in one pass; an app upload's own H.264
+    /// stays its top rung, and the new rungs take its keyframes and the same encoded sound.
+    @Test func aVideoNotPublishedYetGetsEveryLadderInOnePass() async throws {
+        let upload = try await PassthroughTests.appUpload()
+        let out = Paths.scratch("hot-fresh")
+        try? FileManager.default.removeItem(atPath: out)
+        let run = try Tool.run(Paths.binary, ["transcode", upload, "--out", out, "--preset", Self.hotPreset, "--no-progress"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try PassthroughTests.videoPacketsMD5("\(out)/1080p/index.m3u8") == PassthroughTests.videoPacketsMD5(upload),
+                "the top H.264 rung is the upload's packets")
+        let keyframes = try Checks.frames("\(out)/1080p/index.m3u8").filter(\.key).map(\.time)
+        let sound = try Self.soundPackets("\(out)/1080p/index.m3u8")
+        for (_, name, _) in Self.codecs {
+            #expect(try Checks.frames("\(out)/\(name)-1080p/index.m3u8").filter(\.key).map(\.time) == keyframes, "\(name)")
+            #expect(try Self.soundPackets("\(out)/\(name)-1080p/index.m3u8") == sound, "\(name)")
+        }
+    }
+
     @Test func aLadderCutElsewhereIsRefusedNamingWhatDiffers() throws {
         let (archive, cdn, id) = try Self.archive("mismatch")
         var other = Preset.builtIn

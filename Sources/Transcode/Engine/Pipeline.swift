@@ -36,6 +36,8 @@ final class Pipeline {
     private let cancellation: CancellationFlag
 
     private let rungs: [RungEncoder]
+    /// The H.264 top rung, which muxes a passed-through upload's packets.
+    private let topRung: RungEncoder?
     /// The rungs each fan-out sink feeds (``TranscodePlan/fanOutSizes``).
     private let sinkRungs: [[RungEncoder]]
     /// The mix, or nil when the rungs carry the published sound (``TranscodePlan/reusesPublishedLadder``).
@@ -77,7 +79,7 @@ final class Pipeline {
             try FileManager.default.createDirectory(atPath: layout.rungDirectory(rung), withIntermediateDirectories: true)
         }
         var topSource = RungEncoder.Source.encode
-        if plan.passesTopRungThrough && !plan.reusesPublishedLadder {
+        if plan.copiesUploadIntoTopRung {
             let input = try InputContext(file: clipFiles[0])
             guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
             let parameters = try StreamParameters(input: input, streamIndex: video)
@@ -88,7 +90,7 @@ final class Pipeline {
         var publishedSound: [[Packet]] = []
         var h264: [String: RungEncoder] = [:]
         let rungs = try written.enumerated().map { index, rung in
-            let isTop = rung.codec == .h264 && rung == plan.topRung
+            let isTop = plan.isTopH264(rung)
             let soundSource: RungEncoder.Sound
             var delay = h264[rung.name]?.decodeDelayFrames
             if let published {
@@ -106,20 +108,26 @@ final class Pipeline {
             return encoder
         }
         self.rungs = rungs
+        topRung = zip(written, rungs).first { plan.isTopH264($0.0) }?.1
         let encoded = plan.encodedRungs
         sinkRungs = plan.fanOutSizes.indices.map { sink in
             zip(written, rungs).filter { plan.fanOutSink(of: $0.0) == sink && encoded.contains($0.0) }.map(\.1)
         }
         sound?.connect(rungs)
         rungs.forEach { $0.start() }
-        // The published sound goes in first, whole (a few hundred kB): each muxer interleaves it
-        // with the video as the video comes.
-        for (rung, packets) in zip(rungs, publishedSound) {
-            for packet in packets { try rung.submit(.audio(packet)) }
+        // The published sound goes in first, whole (a few hundred kB): each muxer holds it until
+        // the video reaches it (``RungEncoder``: no interleaving deadline for copied sound).
+        do {
+            for (rung, packets) in zip(rungs, publishedSound) {
+                for packet in packets { try rung.submit(.audio(packet.reference())) }
+            }
+        } catch {
+            rungs.forEach { $0.abandon() }
+            throw error
         }
     }
 
-    /// libx264 threads per rung: the cores shared in proportion to each rung's pixels, rounded
+    /// Encoder threads per rung: the cores shared in proportion to each rung's pixels, rounded
     /// up. The rungs encode in parallel, so giving every encoder all the cores (x264's default)
     /// oversubscribes them: on 2 cores 1080p gets 2 and the smaller rungs 1 each, which measured
     /// 0.94× the CPU and 0.90× the peak memory of the default on a camera original. A passed-
@@ -148,6 +156,8 @@ final class Pipeline {
         guard let fanOut else { throw TranscodeError.internalFailure("no video reached the timeline") }
         try fanOut.close(at: Int64(timelineFrames))
         try pullVideo()
+        if sinkRungs.isEmpty { framesOut = timelineFrames }  // nothing encoded: the timeline is the video
+        if let published { try published.checkLength(frames: framesOut, frameRate: plan.frameRate) }
         let videoSeconds = Double(framesOut) / Double(plan.frameRate)
         // The video is complete: the encoders drain and the preview is encoded while the sound
         // finishes (the loudness filter's last seconds) and the thumbnails are written.
@@ -163,7 +173,7 @@ final class Pipeline {
         let audioSeconds = sound?.secondsOut ?? published?.manifest.audio.durationSeconds ?? 0
         var codecs = Dictionary(uniqueKeysWithValues: rungs.map { ($0.rung.directoryName, $0.codecString) })
         if let published {
-            for rung in plan.rungs { codecs[rung.directoryName] = published.codecString(of: rung.name) }
+            for rung in plan.rungs { codecs[rung.directoryName] = try published.codecString(of: rung.name) }
         }
         return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: audioSeconds,
                               codecs: codecs,
@@ -177,7 +187,7 @@ final class Pipeline {
     /// a frame of the sum of the clips' decoded lengths however many clips there are.
     private func join(_ clip: PlannedClip, file: SourceFile) throws {
         let reader = try ClipReader(clip: clip, file: file, plan: plan,
-                                    forwardsVideoPackets: plan.passesTopRungThrough && !plan.reusesPublishedLadder)
+                                    forwardsVideoPackets: plan.copiesUploadIntoTopRung)
         var clipFrames = 0
         var held: Frame?
         try sound?.beginClip(atFrame: timelineFrames, hasSound: clip.usesSound)
@@ -190,7 +200,8 @@ final class Pipeline {
             case .audio(let frame):
                 try sound?.clipSound(frame, clipFrames: clipFrames, timelineFrames: timelineFrames)
             case .videoPacket(let packet):
-                try rungs[rungs.count - 1].submit(.packet(packet))
+                guard let topRung else { throw TranscodeError.internalFailure("a copied packet with no top rung to take it") }
+                try topRung.submit(.packet(packet))
             }
             if trimmedToLimit { break }
         }

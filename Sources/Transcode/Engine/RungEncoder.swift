@@ -9,7 +9,7 @@ internal import CFFmpeg
 final class RungEncoder: @unchecked Sendable {
     /// Where the rung's video comes from.
     enum Source {
-        /// Frames from the fan-out graph, encoded by libx264.
+        /// Frames from the fan-out graph, encoded by the rung's codec.
         case encode
         /// The upload's packets, copied (timestamps from 0, in the stream's time base).
         case copy(StreamParameters)
@@ -119,7 +119,10 @@ final class RungEncoder: @unchecked Sendable {
         // Segment cuts are decided by the plan, not by the muxer's clock: only packets that
         // start a planned segment keep their keyframe flag on the way in (see `write`), and
         // hls_time is shorter than any planned segment, so the muxer cuts at each of them.
-        try hls.writeHeader(options: [
+        // Copied sound arrives whole before the video: no interleaving deadline (FFmpeg's default
+        // writes queued packets of one stream after 10 s of them, into the first segment).
+        let interleaving = if case .copied = sound { ["max_interleave_delta": "0"] } else { [String: String]() }
+        try hls.writeHeader(options: interleaving.merging([
             "hls_time": "0.1",
             "hls_list_size": "0",
             "hls_playlist_type": "vod",
@@ -127,7 +130,7 @@ final class RungEncoder: @unchecked Sendable {
             "hls_flags": "independent_segments",
             "hls_segment_filename": layout.segmentPattern(rung),
             "hls_fmp4_init_filename": OutputLayout.initSegmentName,
-        ])
+        ]) { $1 })
         self.hls = consume hls
         if writesMP4 {
             var mp4 = try OutputContext(format: "mp4", path: layout.mp4)
@@ -244,11 +247,15 @@ final class RungEncoder: @unchecked Sendable {
     /// first frame is a keyframe and its grid starts anew. Each restart writes the same sequence
     /// header (checked), so the stream stays one. Cost: ~0.2 CPU-s per restart at 1080p.
     private func restartIfOffGrid(at frame: Int) throws {
-        guard let current = encoder, frame > encoderStart, plan.isKeyframe(frame: frame),
+        guard encoder != nil, frame > encoderStart, plan.isKeyframe(frame: frame),
               (frame - encoderStart) % plan.gopFrames != 0 else { return }
-        let header = current.extradata
-        try current.send(nil)
-        try drain(current)
+        let header: [UInt8]
+        do {
+            let current = encoder!
+            header = current.extradata
+            try current.send(nil)
+            try drain(current)
+        }
         encoder = nil  // freed before the next one allocates its buffers
         let next = try Self.openEncoder(rung, plan: plan, threads: threads)
         guard next.extradata == header else {
@@ -274,7 +281,14 @@ final class RungEncoder: @unchecked Sendable {
     /// land at the same instants, and a player switching between them sees one timeline.
     private func write(_ packet: Packet) throws {
         if let alignsDelay {
-            if dtsShift == nil { dtsShift = max(0, Int64(alignsDelay) + packet.dts) }  // first dts is minus the delay
+            if dtsShift == nil {
+                // The first packet's dts is minus this rung's own delay.
+                guard -packet.dts <= Int64(alignsDelay) else {
+                    throw TranscodeError.internalFailure("\(rung.directoryName): decoded \(-packet.dts) frames ahead, more than "
+                        + "the \(alignsDelay) of the H.264 rung it must start with")
+                }
+                dtsShift = Int64(alignsDelay) + packet.dts
+            }
             packet.dts -= dtsShift!
         }
         let frame = Int(av_rescale_q(packet.pts, videoTimeBase, AVRational(num: 1, den: Int32(plan.frameRate))))

@@ -12,6 +12,8 @@ internal import CFFmpeg
 final class PublishedLadder {
     let directory: String
     let manifest: ReadyManifest
+    /// Each published rung's sound, read once (its AV1 and HEVC twins both carry it).
+    private var sounds: [String: Sound] = [:]
 
     /// Reads `directory/manifest.json` and checks the published ladder against `plan`.
     init(directory: String, plan: TranscodePlan) throws {
@@ -22,12 +24,16 @@ final class PublishedLadder {
             throw TranscodeError.publishedMismatch(path: manifestPath, detail: "no readable manifest.json")
         }
         self.manifest = manifest
+        guard manifest.frameRate == plan.frameRate else {
+            throw TranscodeError.publishedMismatch(path: manifestPath, detail: "published at \(manifest.frameRate) fps, planned at \(plan.frameRate)")
+        }
         let frames = Int((manifest.durationSeconds * Double(plan.frameRate)).rounded())
         for rung in plan.rungs {
             guard let published = manifest.renditions.first(where: { $0.name == rung.name }),
                   published.width == rung.width, published.height == rung.height else {
                 throw TranscodeError.publishedMismatch(path: manifestPath, detail: "no \(rung.name) rendition at \(rung.width)x\(rung.height): "
-                    + "published with preset \(manifest.preset.name) (\(manifest.preset.hash)); reprocess with the hot ladder's base preset first")
+                    + "published with preset \(manifest.preset.name) (\(manifest.preset.hash)); reprocess it first with a preset of this "
+                    + "H.264 ladder (for Presets/hot.json: the default preset)")
             }
             let playlistPath = "\(directory)/\(rung.name)/index.m3u8"
             guard let text = try? Self.regularFile(playlistPath).contents().map({ String(decoding: $0, as: UTF8.self) }),
@@ -44,8 +50,22 @@ final class PublishedLadder {
     }
 
     /// The codec string of the published H.264 rung `name` (its video's, without the sound's).
-    func codecString(of name: String) -> String? {
-        manifest.renditions.first { $0.name == name }?.codecs.split(separator: ",").first.map(String.init)
+    func codecString(of name: String) throws -> String {
+        guard let codecs = manifest.renditions.first(where: { $0.name == name })?.codecs,
+              let video = codecs.split(separator: ",").first, video.hasPrefix("avc1.") else {
+            throw TranscodeError.publishedMismatch(path: "\(directory)/manifest.json", detail: "no H.264 CODECS for \(name)")
+        }
+        return String(video)
+    }
+
+    /// Throws unless the video decoded now is as long as the published one (the new rungs must
+    /// cover exactly the kept rungs' frames).
+    func checkLength(frames: Int, frameRate: Int) throws {
+        let published = Int((manifest.durationSeconds * Double(frameRate)).rounded())
+        guard frames == published else {
+            throw TranscodeError.publishedMismatch(path: "\(directory)/manifest.json",
+                                                   detail: "\(published) frames published, \(frames) decoded now")
+        }
     }
 
     /// Copies every H.264 rung's files and the MP4 into `layout`, byte for byte.
@@ -74,10 +94,13 @@ final class PublishedLadder {
     /// The sound of the published rung `rung.name`, read from its init segment and segments joined
     /// (one fragmented MP4). `scratch` is a directory where a file may be made and unlinked at once.
     func sound(of rung: TranscodePlan.PlannedRung, frameRate: Int, scratch: String) throws -> Sound {
+        if let read = sounds[rung.name] { return read }
         let from = "\(directory)/\(rung.name)"
         let playlistPath = "\(from)/index.m3u8"
-        let text = try Self.regularFile(playlistPath).contents().map { String(decoding: $0, as: UTF8.self) } ?? ""
-        let playlist = try MediaPlaylist(parsing: text)
+        guard let text = try Self.regularFile(playlistPath).contents().map({ String(decoding: $0, as: UTF8.self) }),
+              let playlist = try? MediaPlaylist(parsing: text) else {
+            throw TranscodeError.publishedMismatch(path: playlistPath, detail: "unreadable media playlist")
+        }
         var joined = Data()
         for name in [playlist.map ?? OutputLayout.initSegmentName] + playlist.segments.map(\.uri) {
             guard !name.contains("/"), let bytes = try Self.regularFile("\(from)/\(name)").contents() else {
@@ -107,7 +130,9 @@ final class PublishedLadder {
         let shift = av_rescale_q(firstVideoPTS, videoTimeBase, parameters.timeBase)
         for packet in packets { packet.shiftTimestamps(by: shift) }
         let delay = av_rescale_q(firstVideoPTS - firstVideoDTS, videoTimeBase, AVRational(num: 1, den: Int32(frameRate)))
-        return Sound(parameters: parameters, packets: packets, videoDelayFrames: Int(delay))
+        let sound = Sound(parameters: parameters, packets: packets, videoDelayFrames: Int(delay))
+        sounds[rung.name] = sound
+        return sound
     }
 
     private func copy(_ from: String, to: String) throws {
@@ -136,10 +161,16 @@ final class PublishedLadder {
         let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw TranscodeError.outputFailed(path: path, reason: String(cString: strerror(errno))) }
         unlink(path)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bytes.count else {
-            close(descriptor)
-            throw TranscodeError.outputFailed(path: path, reason: "short write")
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                throw TranscodeError.outputFailed(path: path, reason: reason)
+            }
+            offset += written
         }
         return try SourceFile(adopting: descriptor, path: name)
     }

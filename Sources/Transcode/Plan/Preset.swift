@@ -400,10 +400,17 @@ extension Preset {
         (try? JSONEncoder.ingestd.encode(self)) ?? Data()
     }
 
-    /// A content hash of the canonical JSON (FNV-1a 64, hex): equal presets, equal hashes.
+    /// A content hash of the canonical JSON (FNV-1a 64, hex): equal presets, equal hashes. The
+    /// codec ladders' `note`s (for people) are left out: editing one re-encodes nothing.
     public var contentHash: String {
+        var hashed = self
+        hashed.codecLadders = codecLadders?.map { ladder in
+            var ladder = ladder
+            ladder.note = nil
+            return ladder
+        }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in canonicalJSON() {
+        for byte in hashed.canonicalJSON() {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }

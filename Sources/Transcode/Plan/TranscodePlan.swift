@@ -357,10 +357,17 @@ extension TranscodePlan {
     /// The rungs this run writes (a muxer each): all but the H.264 ones kept from the published version.
     public var writtenRungs: [PlannedRung] { (reusesPublishedLadder ? [] : rungs) + codecRungs }
 
+    /// True when this run muxes the upload's own H.264 packets as the top rung (passed through,
+    /// and not kept from a published version).
+    public var copiesUploadIntoTopRung: Bool { passesTopRungThrough && !reusesPublishedLadder }
+
+    /// True for the H.264 top rung (which also feeds the MP4), not its AV1 or HEVC twin.
+    public func isTopH264(_ rung: PlannedRung) -> Bool { rung.codec == .h264 && rung == topRung }
+
     /// The rungs the fan-out graph feeds and an encoder encodes: the written ones but a
     /// passed-through top rung.
     public var encodedRungs: [PlannedRung] {
-        writtenRungs.filter { !(passesTopRungThrough && $0.codec == .h264 && $0 == topRung) }
+        writtenRungs.filter { !(passesTopRungThrough && isTopH264($0)) }
     }
 
     /// The sizes the fan-out graph scales to, largest last: one sink each, shared by every encoded
