@@ -27,7 +27,9 @@ public enum JobSandbox {
     /// beneath `/proc/<pid>`, and crashes when it cannot. Another process's environment, memory
     /// and descriptors stay out of reach: Landlock refuses ptrace-level access to any process
     /// outside the job's own domain.
-    static let systemDirectories = ["/usr", "/lib", "/lib64", "/sys/devices/system/cpu", "/proc"]
+    /// (`/sys/devices/system/node`: libnuma's topology, which x265 reads to place its thread
+    /// pools; without it every HEVC encoder logs `numa_sched_setaffinity` failures.)
+    static let systemDirectories = ["/usr", "/lib", "/lib64", "/sys/devices/system/cpu", "/sys/devices/system/node", "/proc"]
 
     /// The rules of a job process for `request`; with none, only what every process needs.
     public static func rules(for request: JobRequest?) -> Rules {
