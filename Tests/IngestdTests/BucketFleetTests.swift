@@ -208,6 +208,15 @@ struct BucketFleetTests {
         let ladder = try #require(try S3Check.run(bench.s3, ["list", bench.s3.bucket, "cdn/\(bench.id)/"]) as? [String])
             .filter { $0.hasPrefix(String(named.dropFirst("s3://media/".count)) + "/") }.count
         #expect(sentAfter < ladder, "the woken worker stopped uploading (\(sentAfter) files sent of \(ladder))")
+        // A PUT the woken worker sent before it gave up may still be held by the proxy's 1 s delay
+        // and land after: the sweep comes once the proxy has been quiet for 3 s, or that object
+        // would make the swept prefix appear again.
+        var seen = -1, quietSince = Date()
+        try Daemon.wait(timeout: 60, "the proxy to fall quiet") {
+            let now = bench.proxy.requests.count + bench.proxy.arrived.count
+            if now != seen { (seen, quietSince) = (now, Date()) }
+            return Date().timeIntervalSince(quietSince) >= 3
+        }
         let sweep = try Tool.run(Paths.binary, ["sweep", "--database", bench.database.url, "--cdn", "s3://media/cdn", "--grace", "0",
                                                 "--s3-endpoint", bench.s3.endpoint], environment: bench.s3.environment)
         #expect(sweep.status == 0 && sweep.stdout.contains("1 prefixes"), "\(sweep.stdout) \(sweep.stderr)")

@@ -343,6 +343,9 @@ struct DatabaseFaultTests {
                                         "--database-timeout", "1"], log: "\(base)/worker.log")
         func log() -> String { (try? String(contentsOfFile: "\(base)/worker.log", encoding: .utf8)) ?? "" }
         try Daemon.wait(timeout: 30, "the worker to start") { log().contains("worker started") }
+        // "worker started" comes before the schema is made (one transaction, given 60 s, not the
+        // 1 s of a queue call): stopping the server during it would test that limit instead.
+        try Daemon.wait(timeout: 60, "the worker's schema") { (try? server.sql("SELECT count(*) FROM ingestd_schema")).map { $0 != "0" } ?? false }
         try server.stop()
         sleep(12)
         let lines = log().split(separator: "\n")
