@@ -57,7 +57,11 @@ import Transcode
     static func reprocess(_ archive: String, _ cdn: String, _ extra: [String] = []) throws -> String {
         let run = try ingestd(["reprocess", archive, "--cdn", cdn, "--json"] + extra)
         let report = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]) ?? [:]
-        return report.list("items").first?.string("result") ?? "no report (\(run.status)): \(run.stderr.suffix(400))"
+        guard let item = report.list("items").first, let result = item.string("result") else {
+            return "no report (\(run.status)): \(run.stderr.suffix(400))"
+        }
+        // A failure says why (the expectation prints it).
+        return item.string("error").map { "\(result): \($0)" } ?? result
     }
 
     static func publish(_ name: String, file: String) throws -> Published {
@@ -286,7 +290,8 @@ import Transcode
         #expect(try String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8) == masterBefore, "the H.264 version stays published")
         #expect(!FileManager.default.fileExists(atPath: "\(cdn)/\(id)/\(hotVersion)/manifest.json"))
         // The orphaned job dies with its parent and publishes nothing; the rerun does the work once.
-        #expect(try Self.reprocess(archive, cdn, ["--preset", Self.hotPreset]) == "published")
+        let rerun = try Self.reprocess(archive, cdn, ["--preset", Self.hotPreset])
+        #expect(rerun == "published")
         let entries = Daemon.entries("\(cdn)/\(id)")
         #expect(entries.filter { $0.contains(".staging-") }.isEmpty, "staging left: \(entries)")
         #expect(entries.filter { $0 == hotVersion }.count == 1)

@@ -89,6 +89,8 @@ final class Pipeline {
         let threads = Self.encoderThreads(written, cores: ProcessInfo.processInfo.activeProcessorCount)
         var publishedSound: [[Packet]] = []
         var h264: [String: RungEncoder] = [:]
+        let av1 = written.filter { $0.codec == .av1 }.count
+        let restarts = av1 > 0 ? RestartBarrier(parties: av1) : nil
         let rungs = try written.enumerated().map { index, rung in
             let isTop = plan.isTopH264(rung)
             let soundSource: RungEncoder.Sound
@@ -103,7 +105,8 @@ final class Pipeline {
             }
             let encoder = try RungEncoder(rung: rung, source: isTop ? topSource : .encode, threads: threads[index], plan: plan,
                                           layout: layout, sound: soundSource, writesMP4: isTop,
-                                          alignsDelay: rung.codec == .h264 ? nil : delay)
+                                          alignsDelay: rung.codec == .h264 ? nil : delay,
+                                          restarts: rung.codec == .av1 ? restarts : nil)
             if rung.codec == .h264 { h264[rung.name] = encoder }
             return encoder
         }

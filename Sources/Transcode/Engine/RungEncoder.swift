@@ -67,14 +67,18 @@ final class RungEncoder: @unchecked Sendable {
     private let alignsDelay: Int?
     /// Ticks every video dts is moved earlier, fixed at the first packet.
     private var dtsShift: Int64?
+    /// Shared by the pipeline's AV1 rungs, which restart their encoders together.
+    private let restarts: RestartBarrier?
     private let audioTimeBase: AVRational
 
     /// Opens the encoder and muxers and writes their headers; call ``start()`` to begin.
     /// `threads` is the encoder's thread count (ignored when copying).
     /// `alignsDelay`: the decode delay (frames) of the H.264 rung this one stands beside.
+    /// `restarts`: for an AV1 rung, the barrier it shares with the pipeline's other AV1 rungs.
     init(rung: TranscodePlan.PlannedRung, source: Source, threads: Int, plan: TranscodePlan, layout: OutputLayout,
-         sound: Sound, writesMP4: Bool, alignsDelay: Int? = nil) throws {
+         sound: Sound, writesMP4: Bool, alignsDelay: Int? = nil, restarts: RestartBarrier? = nil) throws {
         self.rung = rung
+        self.restarts = restarts
         self.alignsDelay = alignsDelay
         self.plan = plan
         self.threads = threads
@@ -183,6 +187,7 @@ final class RungEncoder: @unchecked Sendable {
     /// ended is waited for (it drains and writes its trailers into the abandoned directory).
     func abandon() {
         guard done.wait(timeout: .now()) == .timedOut else { return }
+        restarts?.breakAll(TranscodeError.cancelled)  // a rung waiting for the others stops waiting
         queue.put(.abandon)
         done.wait()
     }
@@ -202,6 +207,7 @@ final class RungEncoder: @unchecked Sendable {
                 lock.lock()
                 failure = error
                 lock.unlock()
+                restarts?.breakAll(error)
             }
             if case .end = item { break }
             if case .abandon = item { break }
@@ -245,20 +251,22 @@ final class RungEncoder: @unchecked Sendable {
     /// plan wants a keyframe at `frame` off the current encoder's grid (the short first segments,
     /// or the grid again after them), the encoder is drained and a fresh one begins there: its
     /// first frame is a keyframe and its grid starts anew. Each restart writes the same sequence
-    /// header (checked), so the stream stays one. Cost: ~0.2 CPU-s per restart at 1080p.
+    /// header (checked), so the stream stays one. Cost: ~0.2 CPU-s per restart at 1080p. The AV1
+    /// rungs restart together, through ``RestartBarrier`` (SVT-AV1's process globals).
     private func restartIfOffGrid(at frame: Int) throws {
-        guard encoder != nil, frame > encoderStart, plan.isKeyframe(frame: frame),
+        guard let header = encoder?.extradata, frame > encoderStart, plan.isKeyframe(frame: frame),
               (frame - encoderStart) % plan.gopFrames != 0 else { return }
-        let header: [UInt8]
-        do {
-            let current = encoder!
-            header = current.extradata
-            try current.send(nil)
-            try drain(current)
-        }
-        encoder = nil  // freed before the next one allocates its buffers
-        let next = try Self.openEncoder(rung, plan: plan, threads: threads)
-        guard next.extradata == header else {
+        guard let restarts else { throw TranscodeError.internalFailure("\(rung.directoryName): an AV1 rung with no restart barrier") }
+        var next: Encoder?
+        try restarts.restart(
+            drain: { [self] in
+                let current = encoder!
+                try current.send(nil)
+                try drain(current)
+            },
+            free: { [self] in encoder = nil },  // freed before any next one allocates its buffers
+            open: { [self] in next = try Self.openEncoder(rung, plan: plan, threads: threads) })
+        guard let next, next.extradata == header else {
             throw TranscodeError.internalFailure("\(rung.directoryName): a restarted AV1 encoder wrote another sequence header")
         }
         encoder = next
