@@ -3,13 +3,16 @@ import Foundation
 /// Makes the AV1 rungs of one pipeline restart their encoders together, with no SVT-AV1 encoder
 /// at work meanwhile.
 ///
-/// SVT-AV1 1.4 keeps tables in process globals: every encoder's init rewrites them while other
-/// encoders' threads read them, and its teardown releases shared state. Encoders opened one
-/// after another before any frame is sent are safe (the pipeline's start); a restart beside
-/// encoders at work is not: about one hot job in twenty crashed (SIGSEGV) on 2 loaded cores.
+/// SVT-AV1 1.4 keeps process globals that no lock guards: the CPU topology (`lp_group`), which
+/// every encoder's init fills from /proc/cpuinfo and every teardown frees and sets to NULL, and
+/// tables each init rewrites. Encoders opened one after another before any frame is sent are
+/// safe (the pipeline's start); restarts on the rungs' own threads were not: now and then (once
+/// in CI, once in ~180 loaded runs here) a hot job died of a NULL read in `libSvtAv1Enc.so.1.4.1`
+/// (+0x23c1be: a 1025-int `lp_group` record off a global pointer) on a thread opening a restarted
+/// 720p encoder, while another rung freed its own.
 /// So at a restart each rung drains its encoder and waits for the others; then, one rung at a
 /// time, every old encoder is freed; then, one at a time, every new one is opened; and only when
-/// all are open does any rung send its next frame. (Upstream guards these tables from 2.x on.)
+/// all are open does any rung send its next frame.
 ///
 /// Every rung of one pipeline's AV1 ladder gets the same frames and restarts at the same ones
 /// (``TranscodePlan/isKeyframe(frame:)``), so every party arrives. A party that fails, or a
