@@ -14,6 +14,18 @@ public enum Paths {
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 
+    /// `$TMPDIR/ingestd-tests-<pid>`: this test process's files (a few GB). Made the first time it
+    /// is named, when earlier runs' directories whose process is gone are removed: each run kept
+    /// about 3 GB, and a day of runs filled a disk.
+    public static let scratchRoot: String = {
+        let temporary = FileManager.default.temporaryDirectory.path
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [] where name.hasPrefix("ingestd-tests-") {
+            guard let pid = pid_t(name.dropFirst("ingestd-tests-".count)), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: "\(temporary)/\(name)")
+        }
+        return "\(temporary)/ingestd-tests-\(getpid())"
+    }()
+
     /// The built `ingestd` binary next to the test bundle (or in .build/debug).
     public static var binary: String {
         let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("ingestd").path
@@ -22,7 +34,7 @@ public enum Paths {
     }
 
     public static func scratch(_ name: String) -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ingestd-tests-\(getpid())/\(name)").path
+        let path = "\(scratchRoot)/\(name)"
         try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         return path
     }

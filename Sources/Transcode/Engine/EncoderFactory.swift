@@ -40,7 +40,7 @@ enum EncoderFactory {
         let gop = plan.gopFrames
         var params = "keyint=\(gop):min-keyint=\(gop):scenecut=0:open-gop=0:pools=\(threads):log-level=error"
         if rung.isCapped { params += ":vbv-maxrate=\(rung.maxrateKbps):vbv-bufsize=\(rung.bufsizeKbps)" }
-        var options = ["preset": rung.encoderPreset ?? "medium", "crf": String(rung.crf), "forced-idr": "1",
+        var options = ["preset": try ladderPreset(rung), "crf": String(rung.crf), "forced-idr": "1",
                        "profile": "main", "x265-params": params]
         if let tune = rung.tune { options["tune"] = tune }
         return try Encoder(codecName: "libx265", options: options) { ctx in
@@ -56,10 +56,16 @@ enum EncoderFactory {
         var params = "scd=0:lp=\(threads):level=\(av1Level(width: rung.width, height: rung.height, frameRate: plan.frameRate))"
         if let tune = rung.tune { params += ":tune=\(tune)" }
         return try Encoder(codecName: "libsvtav1", options: [
-            "preset": rung.encoderPreset ?? "8", "crf": String(rung.crf), "svtav1-params": params,
+            "preset": try ladderPreset(rung), "crf": String(rung.crf), "svtav1-params": params,
         ]) { ctx in
             configure(ctx, rung: rung, plan: plan, threads: threads)
         }
+    }
+
+    /// An AV1 or HEVC rung's speed preset: its ladder's, which the plan sets on every such rung.
+    private static func ladderPreset(_ rung: TranscodePlan.PlannedRung) throws -> String {
+        guard let preset = rung.encoderPreset else { throw TranscodeError.internalFailure("\(rung.directoryName): no encoder preset") }
+        return preset
     }
 
     /// The AV1 level (as SVT-AV1 takes it: `40` for 4.0) of a picture size and rate: the smallest

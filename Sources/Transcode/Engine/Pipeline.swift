@@ -160,7 +160,7 @@ final class Pipeline {
         try fanOut.close(at: Int64(timelineFrames))
         try pullVideo()
         if sinkRungs.isEmpty { framesOut = timelineFrames }  // nothing encoded: the timeline is the video
-        if let published { try published.checkLength(frames: framesOut, frameRate: plan.frameRate) }
+        if let published { try published.checkLength(frames: framesOut) }
         let videoSeconds = Double(framesOut) / Double(plan.frameRate)
         // The video is complete: the encoders drain and the preview is encoded while the sound
         // finishes (the loudness filter's last seconds) and the thumbnails are written.

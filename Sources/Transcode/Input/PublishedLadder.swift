@@ -12,6 +12,8 @@ internal import CFFmpeg
 final class PublishedLadder {
     let directory: String
     let manifest: ReadyManifest
+    /// The published video's length in frames (at the plan's frame rate, which it shares).
+    let publishedFrames: Int
     /// Each published rung's sound, read once (its AV1 and HEVC twins both carry it).
     private var sounds: [String: Sound] = [:]
 
@@ -27,7 +29,8 @@ final class PublishedLadder {
         guard manifest.frameRate == plan.frameRate else {
             throw TranscodeError.publishedMismatch(path: manifestPath, detail: "published at \(manifest.frameRate) fps, planned at \(plan.frameRate)")
         }
-        let frames = Int((manifest.durationSeconds * Double(plan.frameRate)).rounded())
+        publishedFrames = Int((manifest.durationSeconds * Double(plan.frameRate)).rounded())
+        let expected = plan.segmentFrameCounts(totalFrames: publishedFrames)
         for rung in plan.rungs {
             guard let published = manifest.renditions.first(where: { $0.name == rung.name }),
                   published.width == rung.width, published.height == rung.height else {
@@ -40,7 +43,6 @@ final class PublishedLadder {
                   let playlist = try? MediaPlaylist(parsing: text) else {
                 throw TranscodeError.publishedMismatch(path: playlistPath, detail: "unreadable media playlist")
             }
-            let expected = plan.segmentFrameCounts(totalFrames: frames)
             let found = playlist.segments.map { Int(($0.duration * Double(plan.frameRate)).rounded()) }
             guard found == expected else {
                 throw TranscodeError.publishedMismatch(path: playlistPath, detail: "segments of \(found) frames where the plan cuts "
@@ -60,11 +62,10 @@ final class PublishedLadder {
 
     /// Throws unless the video decoded now is as long as the published one (the new rungs must
     /// cover exactly the kept rungs' frames).
-    func checkLength(frames: Int, frameRate: Int) throws {
-        let published = Int((manifest.durationSeconds * Double(frameRate)).rounded())
-        guard frames == published else {
+    func checkLength(frames: Int) throws {
+        guard frames == publishedFrames else {
             throw TranscodeError.publishedMismatch(path: "\(directory)/manifest.json",
-                                                   detail: "\(published) frames published, \(frames) decoded now")
+                                                   detail: "\(publishedFrames) frames published, \(frames) decoded now")
         }
     }
 
