@@ -7,12 +7,13 @@ import Foundation
 /// every encoder's init fills from /proc/cpuinfo and every teardown frees and sets to NULL, and
 /// tables each init rewrites. Encoders opened one after another before any frame is sent are
 /// safe (the pipeline's start); restarts on the rungs' own threads were not: now and then (once
-/// in CI, once in ~180 loaded runs here) a hot job died of a NULL read in `libSvtAv1Enc.so.1.4.1`
+/// in CI, once in ~140 loaded runs here) a hot job died of a NULL read in `libSvtAv1Enc.so.1.4.1`
 /// (+0x23c1be: a 1025-int `lp_group` record off a global pointer) on a thread opening a restarted
 /// 720p encoder, while another rung freed its own.
 /// So at a restart each rung drains its encoder and waits for the others; then, one rung at a
 /// time, every old encoder is freed; then, one at a time, every new one is opened; and only when
-/// all are open does any rung send its next frame.
+/// all are open does any rung send its next frame. (Two pipelines with AV1 rungs in one process
+/// would race the same way; ingestd runs each job in a process of its own.)
 ///
 /// Every rung of one pipeline's AV1 ladder gets the same frames and restarts at the same ones
 /// (``TranscodePlan/isKeyframe(frame:)``), so every party arrives. A party that fails, or a
