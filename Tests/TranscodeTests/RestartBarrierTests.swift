@@ -37,7 +37,7 @@ import Testing
         group.wait()
     }
 
-    @Test func everyDrainComesFirstThenEachFreeThenEachOpenOneAtATime() {
+    @Test func everyDrainComesFirstThenEachFreeThenEachOpenOneAtATimeAndEachLastFreeAlone() {
         let barrier = RestartBarrier(parties: 4)
         let log = Log()
         for round in 0..<3 {
@@ -52,6 +52,9 @@ import Testing
             #expect(steps == Array(repeating: "drain", count: 4) + Array(repeating: "free", count: 4)
                     + Array(repeating: "open", count: 4) + Array(repeating: "go", count: 4), "round \(round)")
         }
+        // The rungs' last frees, when their threads end.
+        Self.onThreads(4) { _ in barrier.alone { log.alone("last free") } }
+        #expect(log.steps.withLock { $0.suffix(4) } == Array(repeating: "last free", count: 4))
         let overlapped = log.overlapped.load(ordering: .sequentiallyConsistent)
         #expect(!overlapped, "a free or open ran beside another")
     }

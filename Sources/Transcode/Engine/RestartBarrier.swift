@@ -14,7 +14,8 @@ import Foundation
 /// and none of 25 with open and free serialised.
 /// So at a restart each rung drains its encoder and waits for the others; then, one rung at a
 /// time, every old encoder is freed; then, one at a time, every new one is opened; and only when
-/// all are open does any rung send its next frame. (Two pipelines with AV1 rungs in one process
+/// all are open does any rung send its next frame. At the end each rung frees its encoder alone
+/// too (``alone(_:)``), on its own thread, rather than wherever its last reference goes. (Two pipelines with AV1 rungs in one process
 /// would race the same way; ingestd runs each job in a process of its own.)
 ///
 /// Every rung of one pipeline's AV1 ladder gets the same frames and restarts at the same ones
@@ -27,26 +28,32 @@ final class RestartBarrier: @unchecked Sendable {
     private var generation = 0
     private var broken: Error?
     /// One rung at a time frees or opens its encoder.
-    private let alone = NSLock()
+    private let exclusive = NSLock()
 
     init(parties: Int) {
         self.parties = parties
     }
 
-    /// Runs one restart: `drain` (each party alone, at once), then `free` and `open` each with
+    /// Runs one restart: `drain` (every party at once), then `free` and `open`, each with
     /// no other party's encoder at work or being made.
     func restart(drain: () throws -> Void, free: () -> Void, open: () throws -> Void) throws {
         do {
             try drain()
             try wait()
-            alone.withLock(free)
+            alone(free)
             try wait()
-            try alone.withLock(open)
+            try exclusive.withLock(open)
             try wait()
         } catch {
             breakAll(error)
             throw error
         }
+    }
+
+    /// Runs `body` (a rung's last free of its encoder, when its thread ends) with no other party
+    /// freeing or opening one.
+    func alone(_ body: () -> Void) {
+        exclusive.withLock(body)
     }
 
     /// Wakes every waiting party, which then throws `error`; later restarts throw it at once.

@@ -212,6 +212,8 @@ final class RungEncoder: @unchecked Sendable {
             if case .end = item { break }
             if case .abandon = item { break }
         }
+        // SVT-AV1 encoders are freed one at a time (``RestartBarrier``).
+        restarts?.alone { encoder = nil }
         done.leave()
     }
 
