@@ -15,8 +15,9 @@ import Foundation
 /// So at a restart each rung drains its encoder and waits for the others; then, one rung at a
 /// time, every old encoder is freed; then, one at a time, every new one is opened; and only when
 /// all are open does any rung send its next frame. At the end each rung frees its encoder alone
-/// too (``alone(_:)``), on its own thread, rather than wherever its last reference goes. (Two pipelines with AV1 rungs in one process
-/// would race the same way; ingestd runs each job in a process of its own.)
+/// too (``alone(_:)``), on its own thread, rather than wherever its last reference goes. (Two
+/// pipelines with AV1 rungs in one process would race the same way; ingestd runs each job in a
+/// process of its own.)
 ///
 /// Every rung of one pipeline's AV1 ladder gets the same frames and restarts at the same ones
 /// (``TranscodePlan/isKeyframe(frame:)``), so every party arrives. A party that fails, or a

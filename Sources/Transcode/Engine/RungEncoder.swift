@@ -256,8 +256,9 @@ final class RungEncoder: @unchecked Sendable {
     /// header (checked), so the stream stays one. Cost: ~0.2 CPU-s per restart at 1080p. The AV1
     /// rungs restart together, through ``RestartBarrier`` (SVT-AV1's process globals).
     private func restartIfOffGrid(at frame: Int) throws {
-        guard let header = encoder?.extradata, frame > encoderStart, plan.isKeyframe(frame: frame),
+        guard encoder != nil, frame > encoderStart, plan.isKeyframe(frame: frame),
               (frame - encoderStart) % plan.gopFrames != 0 else { return }
+        let header = encoder!.extradata
         guard let restarts else { throw TranscodeError.internalFailure("\(rung.directoryName): an AV1 rung with no restart barrier") }
         var next: Encoder?
         try restarts.restart(

@@ -14,6 +14,8 @@ final class PublishedLadder {
     let manifest: ReadyManifest
     /// The published video's length in frames (at the plan's frame rate, which it shares).
     let publishedFrames: Int
+    /// Each published rung's media playlist, by rung name, read and checked once in `init`.
+    private let playlists: [String: MediaPlaylist]
     /// Each published rung's sound, read once (its AV1 and HEVC twins both carry it).
     private var sounds: [String: Sound] = [:]
 
@@ -31,6 +33,7 @@ final class PublishedLadder {
         }
         publishedFrames = Int((manifest.durationSeconds * Double(plan.frameRate)).rounded())
         let expected = plan.segmentFrameCounts(totalFrames: publishedFrames)
+        var playlists: [String: MediaPlaylist] = [:]
         for rung in plan.rungs {
             guard let published = manifest.renditions.first(where: { $0.name == rung.name }),
                   published.width == rung.width, published.height == rung.height else {
@@ -48,7 +51,9 @@ final class PublishedLadder {
                 throw TranscodeError.publishedMismatch(path: playlistPath, detail: "segments of \(found) frames where the plan cuts "
                     + "\(expected): published with preset \(manifest.preset.name) (\(manifest.preset.hash)), another keyframe layout")
             }
+            playlists[rung.name] = playlist
         }
+        self.playlists = playlists
     }
 
     /// The codec string of the published H.264 rung `name` (its video's, without the sound's).
@@ -98,9 +103,8 @@ final class PublishedLadder {
         if let read = sounds[rung.name] { return read }
         let from = "\(directory)/\(rung.name)"
         let playlistPath = "\(from)/index.m3u8"
-        guard let text = try Self.regularFile(playlistPath).contents().map({ String(decoding: $0, as: UTF8.self) }),
-              let playlist = try? MediaPlaylist(parsing: text) else {
-            throw TranscodeError.publishedMismatch(path: playlistPath, detail: "unreadable media playlist")
+        guard let playlist = playlists[rung.name] else {
+            throw TranscodeError.publishedMismatch(path: playlistPath, detail: "no published rung \(rung.name)")
         }
         var joined = Data()
         for name in [playlist.map ?? OutputLayout.initSegmentName] + playlist.segments.map(\.uri) {
