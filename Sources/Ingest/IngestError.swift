@@ -4,6 +4,8 @@ import Transcode
 public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
     case outputExists(path: String)
     case cannotWrite(path: String, reason: String)
+    /// A file of the worker's own (a spool record) that exists but cannot be read now.
+    case cannotRead(path: String, reason: String)
     case inputMissing(path: String)
     /// `upload.json` is invalid; `field` is the JSON path of the offending value.
     case badUpload(path: String, field: String, reason: String)
@@ -15,6 +17,7 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
         case .outputExists: "output_exists"
         case .cannotWrite(_, let reason) where TranscodeError.isOutOfSpace(reason): "no_space"
         case .cannotWrite: "output_failed"
+        case .cannotRead: "read_failed"
         case .inputMissing: "input_missing"
         case .badUpload: "bad_upload"
         case .cancelled: "cancelled"
@@ -25,6 +28,7 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .outputExists(let path): "\(path): output directory exists and is not empty"
         case .cannotWrite(let path, let reason): "\(path): cannot write: \(reason)"
+        case .cannotRead(let path, let reason): "\(path): cannot read: \(reason)"
         case .inputMissing(let path): "\(path): no such \(path.hasPrefix("s3://") ? "object" : "file")"
         case .badUpload(let path, let field, let reason): "\(path): field '\(field)': \(reason)"
         case .cancelled: "cancelled"
@@ -72,6 +76,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             switch error {
             case .outputExists, .cannotWrite: self = .cannotWrite
             case .inputMissing: self = .inputMissing
+            case .cannotRead: self = .internalError
             case .badUpload: self = .badInput
             case .cancelled: self = .interrupted
             }

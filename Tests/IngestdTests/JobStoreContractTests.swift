@@ -137,7 +137,8 @@ import Transcode
             }
             var states: [String] = []
             for id in ids { states.append(try await stores.state(id)) }
-            #expect(states.sorted() == ["published", "queued", "queued"], "\(states)")
+            let journal = try await stores.journal()
+            #expect(states.sorted() == ["published", "queued", "queued"], "\(states); the store recorded:\n\(journal)")
             let published = try #require(ids.first { FileManager.default.fileExists(atPath: "\(stores.cdn)/\($0)/manifest.json") })
             func duration(_ path: String) throws -> Double {
                 (try Tool.ffprobe(["-show_entries", "format=duration", path])["format"] as? [String: Any])?.double("duration") ?? 0

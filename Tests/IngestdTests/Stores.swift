@@ -30,6 +30,8 @@ struct Stores: Sendable {
     let state: @Sendable (String) async throws -> String
     /// How many times the store recorded the job as published.
     let publications: @Sendable (String) async throws -> Int
+    /// Every event the store recorded (claims, ends), a line each: what a failure message shows.
+    let journal: @Sendable () async throws -> String
     /// `ingestd` arguments that run a worker process on this store (one job at a time).
     let workerArguments: [String]
 
@@ -103,6 +105,7 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
                 return JobLock.isHeld(directory: layout.job(id)) ? "running" : "queued"
             },
             publications: { id in Daemon.events(layout.root).filter { $0["event"] as? String == "published" && $0["id"] as? String == id }.count },
+            journal: { (try? String(contentsOfFile: layout.events, encoding: .utf8)) ?? "" },
             workerArguments: ["watch", "--spool", layout.root, "--cdn", cdn, "--jobs", "1", "--settle", "0.5", "--backoff", "0.2"])
         try await body(stores)
     case .postgres:
@@ -140,6 +143,13 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
                                                       logger: logger)
                     for try await count in rows.decode(Int64.self) { return Int(count) }
                     return 0
+                },
+                journal: {
+                    let rows = try await client.query("SELECT job_id, to_char(at, 'HH24:MI:SS.MS'), event, data::text FROM ingestd_job_events ORDER BY at",
+                                                      logger: logger)
+                    var lines: [String] = []
+                    for try await (id, at, event, data) in rows.decode((String, String, String, String).self) { lines.append("\(at) \(id) \(event) \(data)") }
+                    return lines.joined(separator: "\n")
                 },
                 workerArguments: ["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--lease", "2", "--poll", "0.5", "--backoff", "0.2",
                                   "--jobs", "1"])

@@ -20,10 +20,17 @@ public enum JSONFile {
         try Durability.syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
+    /// The value in `path`, or nil when it is missing or unreadable for any reason.
     public static func read<T: Decodable>(_ type: T.Type, from path: String) -> T? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        try? load(type, from: path)
+    }
+
+    /// The value in `path`; throws why it cannot be had (no such file, too many open files, not
+    /// this type's JSON).
+    public static func load<T: Decodable>(_ type: T.Type, from path: String) throws -> T {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        return try? decoder.decode(T.self, from: data)
+        return try decoder.decode(T.self, from: data)
     }
 }

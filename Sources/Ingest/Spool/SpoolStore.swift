@@ -47,25 +47,34 @@ public final class SpoolStore: JobStore {
                 break  // this one's lock goes with it; what is claimed is run
             }
             held.withLock { $0[record.id] = lock }
-            events.append("attempt", record.id, ["attempt": record.attempts + 1, "pid": Int(getpid())])
+            events.append("attempt", record.id, ["attempt": record.attempts + 1, "token": record.token!, "pid": Int(getpid())])
             claimed.append(ClaimedJob(id: record.id, token: record.token!, attempt: record.attempts + 1,
                                       input: .soleEntry(of: layout.upload(record.id)), directory: layout.job(record.id)))
         }
         return claimed
     }
 
-    public func renew(_ job: ClaimedJob) async throws -> Bool { holds(job) != nil }
+    public func renew(_ job: ClaimedJob) async throws -> Bool { try holds(job) != nil }
 
-    /// The job's record while this process holds its lock and `job`'s token is the latest.
-    private func holds(_ job: ClaimedJob) -> JobRecord? {
-        guard held.withLock({ $0[job.id] != nil }),
-              let record = JSONFile.read(JobRecord.self, from: "\(layout.job(job.id))/job.json"), record.token == job.token else { return nil }
-        return record
+    /// The job's record while this process holds its lock and `job`'s token is the latest; nil
+    /// when it does not. A record that cannot be read (too many open files, an I/O error) is
+    /// an error, not a lost job: while the lock is held no one else can take or file the job,
+    /// so the worker retries as it would a store that does not answer.
+    private func holds(_ job: ClaimedJob) throws -> JobRecord? {
+        guard held.withLock({ $0[job.id] != nil }) else { return nil }
+        let path = "\(layout.job(job.id))/job.json"
+        let record: JobRecord
+        do {
+            record = try JSONFile.load(JobRecord.self, from: path)
+        } catch {
+            throw IngestError.cannotRead(path: path, reason: "\(error)")
+        }
+        return record.token == job.token ? record : nil
     }
 
     public func finish(_ job: ClaimedJob, _ end: JobEnd, webhook: @escaping @Sendable (JobEnd) -> OutboxEvent?,
                        publish: @escaping @Sendable () async throws -> Void) async throws -> Bool {
-        guard var record = holds(job) else { return false }
+        guard var record = try holds(job) else { return false }
         // The lock is kept when this throws, so that the worker may try again (or abandon it).
         let filed = filed(end, id: job.id)
         // Each event (log line, webhook) is written before the upload is filed: a crash between
