@@ -9,8 +9,9 @@ extension JobWorker {
         let started = ContinuousClock.now
         let output = JobWorkerConfiguration.output(cdn: configuration.cdn, id: job.id, token: job.token)
         let lease = StopFlag()  // set once this attempt's lease is lost
+        let recording = StopFlag()  // set once the store is asked to record the end
         // The lease is renewed until the end is recorded, not only while the job process runs.
-        let heartbeat = Task { await keepLease(job, lost: lease, log: log) }
+        let heartbeat = Task { await keepLease(job, lost: lease, recording: recording, log: log) }
         log.info("job started", metadata: ["input": "\(job.input.description)"])
         // The scratch lives until the end is recorded: a bucket publish reads its manifest there.
         let (end, scratch) = await attempt(job, output: output, lease: lease, log: log)
@@ -23,6 +24,7 @@ extension JobWorker {
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
             log.warning("lease lost: the job was given to another worker; nothing published, staging removed")
         } else {
+            recording.set()
             await record(end, of: job, output: output, lease: lease, seconds: seconds, log: log)
         }
         withExtendedLifetime(scratch) {}
@@ -258,8 +260,9 @@ extension JobWorker {
     /// Renews the lease every third of it. A renewal refused means the job was given away; no
     /// renewal for half a lease (the renewal deadline: the store is unreachable) means it may
     /// be soon: either way the job process is stopped (`lost` is set) and its staging removed,
-    /// before anyone else can hold the job.
-    private nonisolated func keepLease(_ job: ClaimedJob, lost: StopFlag, log: Logger) async {
+    /// before anyone else can hold the job. Once the end is being recorded a refusal says
+    /// nothing (the store may have recorded it already): the store's own fence decides.
+    private nonisolated func keepLease(_ job: ClaimedJob, lost: StopFlag, recording: StopFlag, log: Logger) async {
         var lastRenewal = ContinuousClock.now
         var every = configuration.lease / 3
         while !Task.isCancelled {
@@ -270,6 +273,8 @@ extension JobWorker {
                     lastRenewal = .now
                     every = configuration.lease / 3
                     metrics.storeReachable()
+                } else if recording.value {
+                    return
                 } else {
                     lost.set()
                     metrics.leasesLost(1)

@@ -14,7 +14,9 @@ public actor JobWorker: Service {
     let metrics: WorkerMetrics
     let logger: Logger
     private var running: Set<String> = []
-    private var draining = false
+    /// Set by graceful shutdown, at once and from any thread (no hop onto this actor, which a
+    /// busy host may not schedule soon): from then on nothing is claimed.
+    private nonisolated let draining = StopFlag()
     /// When expired leases were last rescued and the queue depth last measured.
     private var lastUpkeep: ContinuousClock.Instant?
     /// Why this host claims nothing now (a full disk, a missing CDN root), if it does not.
@@ -65,10 +67,13 @@ public actor JobWorker: Service {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 for await _ in wakeups {
-                    if draining || refused != nil { break }
+                    if draining.value || refused != nil { break }
                     for job in await nextClaims() {
                         group.addTask { await self.process(job) }
                     }
+                }
+                if draining.value {
+                    logger.info("shutting down: no new claims, waiting for jobs in flight", metadata: ["inFlight": "\(running.count)"])
                 }
                 let deadline = Task { [grace = configuration.grace] in
                     try await Task.sleep(for: grace)
@@ -77,20 +82,14 @@ public actor JobWorker: Service {
                 await group.waitForAll()
                 deadline.cancel()
             }
-        } onGracefulShutdown: {
-            Task { await self.beginDrain() }
+        } onGracefulShutdown: { [draining, wakeup] in
+            draining.set()
+            wakeup.yield()
         }
         ticker.cancel()
         listener.cancel()
         if let refused { throw refused }
         logger.info("worker stopped")
-    }
-
-    private func beginDrain() {
-        guard !draining else { return }
-        draining = true
-        logger.info("shutting down: no new claims, waiting for jobs in flight", metadata: ["inFlight": "\(running.count)"])
-        wakeup.yield()
     }
 
     private nonisolated func stopInFlight() {
@@ -122,12 +121,12 @@ public actor JobWorker: Service {
                 metrics.queueDepth(try await store.depth())
                 if let offset = try await store.clockOffset() { clockMeasured(offset) }
             }
-            if !draining, running.count < configuration.jobs, hostReady() {
+            if !draining.value, running.count < configuration.jobs, hostReady() {
                 for job in try await store.claim(limit: configuration.jobs - running.count) {
-                    guard !running.contains(job.id) else {
-                        // Rescued and claimed again while its old attempt winds down here: give it
-                        // back uncharged rather than hold it with no one running it.
-                        Task { [store] in _ = try? await store.release(job) }
+                    // Claimed while the shutdown began, or rescued and claimed again while its
+                    // old attempt winds down here: given back uncharged, not started.
+                    guard !draining.value, !running.contains(job.id) else {
+                        _ = try? await store.release(job)
                         continue
                     }
                     claims.append(job)
