@@ -123,9 +123,10 @@ public actor JobWorker: Service {
             }
             if !draining.value, running.count < configuration.jobs, hostReady() {
                 for job in try await store.claim(limit: configuration.jobs - running.count) {
-                    // Claimed while the shutdown began, or rescued and claimed again while its
-                    // old attempt winds down here: given back uncharged, not started.
-                    guard !draining.value, !running.contains(job.id) else {
+                    // A claim under way when the shutdown began is a job in flight (the store
+                    // shows it running): it runs. One rescued and claimed again while its old
+                    // attempt winds down here is given back uncharged, not started twice.
+                    guard !running.contains(job.id) else {
                         _ = try? await store.release(job)
                         continue
                     }
