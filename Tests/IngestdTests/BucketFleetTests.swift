@@ -117,15 +117,17 @@ struct BucketFleetTests {
         let id = try #require(((try JSONSerialization.jsonObject(with: Data(submitted.stdout.utf8)) as? [[String: String]]) ?? []).first?["id"])
         try proxy.delay(1.5, matching: "PUT /media/cdn/")  // a slow link to the bucket
         let arguments = ["worker", "--database", database.url, "--cdn", "s3://media/cdn", "--uploads", "s3://media/uploads", "--jobs", "1",
-                         "--poll", "0.5", "--lease", "4"]
-        var first: Worker? = try Worker(arguments + ["--s3-endpoint", "http://127.0.0.1:\(proxy.port)"], environment: s3.environment, name: "killed")
+                         "--poll", "0.5"]
+        // The killed worker's lease is short (the test waits it out); the second's is long, so a
+        // loaded host's late renewal never costs it its attempt (a second dead prefix).
+        var first: Worker? = try Worker(arguments + ["--lease", "4", "--s3-endpoint", "http://127.0.0.1:\(proxy.port)"], environment: s3.environment, name: "killed")
         try Daemon.wait(timeout: 180, "the first worker's upload under way") {
             proxy.requests.contains { $0.hasPrefix("PUT /media/cdn/\(id)/t") && $0.hasSuffix(" 200") }
         }
         kill(first!.process.processIdentifier, SIGKILL)
         first = nil
         let dead = try #require(proxy.requests.first { $0.hasPrefix("PUT /media/cdn/\(id)/t") }?.split(separator: "/").dropFirst(4).first)
-        let second = try Worker(arguments + ["--s3-endpoint", s3.endpoint], environment: s3.environment, name: "second")
+        let second = try Worker(arguments + ["--lease", "30", "--s3-endpoint", s3.endpoint], environment: s3.environment, name: "second")
         try Daemon.wait(timeout: 180, "the job published by the second worker") {
             (try? database.sql("SELECT state FROM ingestd_jobs WHERE id = '\(id)'")) == "published"
         }
@@ -194,7 +196,7 @@ struct BucketFleetTests {
             bench.proxy.requests.contains { $0.hasPrefix("PUT /media/cdn/\(bench.id)/t") && $0.hasSuffix(" 200") }
         }
         kill(frozen.process.processIdentifier, SIGSTOP)
-        let other = try bench.worker("other", viaProxy: false)
+        let other = try bench.worker("other", viaProxy: false, lease: 30)  // never lost to a late renewal
         try bench.waitPublished()
         let named = try bench.database.sql("SELECT output FROM ingestd_jobs WHERE id = '\(bench.id)'")
         kill(frozen.process.processIdentifier, SIGCONT)

@@ -165,7 +165,8 @@ import Transcode
         kill(daemon!.pid, SIGTERM)
         daemon!.process.waitUntilExit()
         let took = Date().timeIntervalSince(stopping)
-        #expect(took >= 1 && took < 20, "grace, then SIGTERM, then SIGKILL 5 s later: \(took) s")
+        // About 6 s alone (grace, then SIGTERM, then SIGKILL 5 s later); the bound is a hang guard.
+        #expect(took >= 1 && took < 60, "grace, then SIGTERM, then SIGKILL 5 s later: \(took) s")
         #expect(kill(job, 0) != 0 && errno == ESRCH, "the frozen job process was killed")
         let id = try #require(Daemon.entries("\(spool)/work").first)
         #expect(Daemon.entries("\(spool)/work/\(id)/upload") == ["stuck.mp4"], "the upload is still queued")

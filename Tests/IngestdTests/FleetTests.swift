@@ -19,7 +19,9 @@ struct FleetTests {
             // Started directly (a `setsid` wrapper would fork, and Foundation would then wait
             // for the worker through the descriptor it inherits).
             process.executableURL = URL(fileURLWithPath: Paths.binary)
-            process.arguments = ["worker", "--database", database, "--cdn", cdn, "--uploads", uploads, "--lease", "3", "--poll", "0.5",
+            // A lease long enough that a loaded host's late renewal never costs an attempt; the
+            // workers a test kills or freezes pass a short one, which the test waits out.
+            process.arguments = ["worker", "--database", database, "--cdn", cdn, "--uploads", uploads, "--lease", "20", "--poll", "0.5",
                                  "--backoff", "0.2", "--jobs", "1"] + extra
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
@@ -150,8 +152,8 @@ struct FleetTests {
         let (submitted, jobs) = try submit(server.url, paths, uploads: "\(base)/uploads")
         #expect(submitted.status == 0, "\(submitted.stderr)")
         let ids = jobs.compactMap { $0["id"] }
-        var killed: Worker? = try Worker(database: server.url, cdn: cdn, uploads: "\(base)/uploads", name: "killed")
-        let frozen = try Worker(database: server.url, cdn: cdn, uploads: "\(base)/uploads", name: "frozen")
+        var killed: Worker? = try Worker(database: server.url, cdn: cdn, uploads: "\(base)/uploads", name: "killed", extra: ["--lease", "3"])
+        let frozen = try Worker(database: server.url, cdn: cdn, uploads: "\(base)/uploads", name: "frozen", extra: ["--lease", "3"])
         let steady = try Worker(database: server.url, cdn: cdn, uploads: "\(base)/uploads", name: "steady")
         func runningJob(of worker: Worker) throws -> String? {
             let rows = try server.sql("SELECT id FROM ingestd_jobs WHERE state = 'running' AND worker LIKE '%/\(worker.pid)'")

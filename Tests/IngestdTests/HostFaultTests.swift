@@ -173,7 +173,7 @@ import Testing
         // Alone this takes about 3 s (grace 1 s, the job stopped, 2 s to try to record the release);
         // on a loaded 2-core host the same steps have taken 12 s. What must never happen is waiting
         // out the 60 s lease for a database that is gone.
-        #expect(took < 30, "SIGTERM honoured without waiting out the lease: \(took) s\n\(said)")
+        #expect(took < 55, "SIGTERM honoured without waiting out the lease: \(took) s\n\(said)")
         #expect(said.contains("grace period over") && said.contains("cannot record the job's end") && said.contains("worker stopped"), "\(said)")
     }
 }

@@ -18,6 +18,9 @@ struct Stores: Sendable {
     let kind: StoreKind
     let first: any JobStore
     let second: any JobStore
+    /// `first`'s holder with a lease no busy host outlasts between renewals: what ``runWorker``
+    /// runs on (`first` has the short lease the expiry tests wait out).
+    let steady: any JobStore
     let cdn: String
     /// Queues a copy of a sample under `name`; returns the job's id.
     let submit: @Sendable (_ sample: String, _ name: String) async throws -> String
@@ -47,17 +50,20 @@ struct Stores: Sendable {
         FileManager.default.contents(atPath: "\(cdn)/\(id)/owner").map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Runs a ``JobWorker`` (one job at a time, real job processes) on `first` until `running`
+    /// The in-process worker's lease: renewals a loaded host delays by seconds must not lose it.
+    static let steadyLease = Duration.seconds(30)
+
+    /// Runs a ``JobWorker`` (one job at a time, real job processes) on `steady` until `running`
     /// returns, then shuts it down gracefully and waits for it.
     func runWorker(grace: Duration, whileRunning running: () async throws -> Void) async throws {
         var logger = Logger(label: "contract")
         logger.logLevel = .warning
         let runner = JobRunner(executable: Paths.binary, presetArgument: Paths.root + "/Presets/default.json", timeoutSeconds: 120,
                                limits: ChildLimits(memoryMB: 8192, cpuSeconds: 480))
-        let configuration = JobWorkerConfiguration(cdn: cdn, runner: runner, preset: .builtIn, jobs: 1, lease: .seconds(2),
+        let configuration = JobWorkerConfiguration(cdn: cdn, runner: runner, preset: .builtIn, jobs: 1, lease: Self.steadyLease,
                                                    retry: RetryPolicy(maxAttempts: 3, backoff: .seconds(1)), grace: grace,
                                                    poll: .milliseconds(200))
-        let worker = JobWorker(store: first, configuration: configuration, metrics: WorkerMetrics(), logger: logger)
+        let worker = JobWorker(store: steady, configuration: configuration, metrics: WorkerMetrics(), logger: logger)
         let group = ServiceGroup(configuration: .init(services: [worker], logger: logger))
         // Off Swift's shared pool, as the suite's tests are: a host whose pool other suites' tools
         // hold would delay the worker's own steps (its claims, its drain) by seconds.
@@ -86,7 +92,7 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
         try await first.prepare()
         let spool = Spool(layout: layout)
         let stores = Stores(
-            kind: kind, first: first, second: second, cdn: cdn,
+            kind: kind, first: first, second: second, steady: first, cdn: cdn,
             submit: { sample, name in
                 // As the intake does: renamed into incoming/, claimed into work/, unlocked.
                 try Daemon.drop(Paths.sample(sample), into: layout.root, as: name)
@@ -121,10 +127,11 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
             let queue = JobQueue(client: client, logger: logger, timeout: .seconds(60))
             let first = PostgresStore(queue: queue, worker: "first", lease: lease, maxAttempts: 3, cdn: cdn, webhooks: false)
             let second = PostgresStore(queue: queue, worker: "second", lease: lease, maxAttempts: 3, cdn: cdn, webhooks: false)
+            let steady = PostgresStore(queue: queue, worker: "first", lease: Stores.steadyLease, maxAttempts: 3, cdn: cdn, webhooks: false)
             try await first.prepare()
             let preset = String(decoding: Preset.builtIn.canonicalJSON(), as: UTF8.self)
             let stores = Stores(
-                kind: kind, first: first, second: second, cdn: cdn,
+                kind: kind, first: first, second: second, steady: steady, cdn: cdn,
                 submit: { sample, name in
                     let path = "\(uploads)/\(name)"
                     try? FileManager.default.removeItem(atPath: path)
@@ -153,7 +160,7 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
                     for try await (id, at, event, data) in rows.decode((String, String, String, String).self) { lines.append("\(at) \(id) \(event) \(data)") }
                     return lines.joined(separator: "\n")
                 },
-                workerArguments: ["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--lease", "2", "--poll", "0.5", "--backoff", "0.2",
+                workerArguments: ["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--lease", "4", "--poll", "0.5", "--backoff", "0.2",
                                   "--jobs", "1"])
             try await body(stores)
         }

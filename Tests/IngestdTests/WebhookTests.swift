@@ -34,9 +34,12 @@ import Testing
     @Test func refusedDeliveriesSurviveKillNineAndArriveSignedWithTheirData() throws {
         let setup = try setUp("kill")
         let receiver = try WebhookReceiver(secret: setup.secret, mode: .refuseFirst, directory: "\(setup.base)/receiver")
-        let arguments = ["--webhook", receiver.url, "--webhook-secret-file", setup.secretFile, "--webhook-schedule", "0,10,10"]
+        let arguments = ["--webhook", receiver.url, "--webhook-secret-file", setup.secretFile, "--webhook-schedule", "0,30,10"]
         var daemon: Daemon? = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
+        // The transcode first, the quick rejections after: all three refusals then fall well
+        // within the first retry's 30 s, however long a loaded host takes to transcode.
         try Daemon.drop(Paths.sample("noaudio_odd.webm"), into: setup.spool, as: "good.webm")
+        try Daemon.wait(timeout: 120, "the published event's refused first delivery") { receiver.deliveries.contains { $0.status == 503 } }
         try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: setup.spool, as: "broken.mp4")
         // An upload directory whose clip is missing: refused, and the event names the upload's own id.
         let directory = "\(setup.base)/dir-upload"
@@ -45,14 +48,14 @@ import Testing
         try FileManager.default.moveItem(atPath: directory, toPath: "\(setup.spool)/incoming/dir-upload")
 
         // Every first delivery is refused (503); kill -9 the daemon once all three were refused
-        // (the retries are 10 s away, so all three are still pending then).
+        // (the retries are 30 s away, so all three are still pending then).
         try Daemon.wait(timeout: 120, "three refused first deliveries") { Set(receiver.deliveries.filter { $0.status == 503 }.map(\.id)).count == 3 }
         kill(daemon!.pid, SIGKILL)
         daemon!.process.waitUntilExit()
         daemon = nil
         #expect(try status(setup.spool)["webhooks"].flatMap { ($0 as? [String: Any])?["pending"] as? Int } == 3)
         daemon = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
-        try Daemon.wait(timeout: 60, "every event accepted after the restart") {
+        try Daemon.wait(timeout: 120, "every event accepted after the restart") {
             Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 3
         }
         let deliveries = receiver.deliveries
