@@ -29,6 +29,26 @@ static inline int cff_error_eof(void) { return AVERROR_EOF; }
 static inline int cff_error_invaliddata(void) { return AVERROR_INVALIDDATA; }
 
 
+// MARK: write errors the hls muxer drops
+/// Closes a file a muxer opened itself, keeping its first write error in the `int` that
+/// `s->opaque` points to. FFmpeg 5.1's hls muxer ignores what closing a segment or playlist
+/// returns, so a full disk would otherwise leave a short segment and no error at all.
+static int cff_io_close_keeping_error(AVFormatContext *s, AVIOContext *pb) {
+    avio_flush(pb);
+    int error = pb->error;
+    int closed = avio_close(pb);
+    int result = error < 0 ? error : closed;
+    int *slot = (int *)s->opaque;
+    if (result < 0 && slot && *slot == 0) *slot = result;
+    return result;
+}
+/// Routes the muxer's own file closes (and its nested muxers', which copy these) through
+/// `cff_io_close_keeping_error`, errors into `slot`.
+static inline void cff_keep_io_errors(AVFormatContext *s, int *slot) {
+    s->opaque = slot;
+    s->io_close2 = cff_io_close_keeping_error;
+}
+
 // MARK: time
 static inline int64_t cff_nopts(void) { return AV_NOPTS_VALUE; }
 static inline AVRational cff_time_base_q(void) { return AV_TIME_BASE_Q; }

@@ -104,3 +104,33 @@ extension TranscodeError {
         reason.contains(String(cString: strerror(ENOSPC))) || reason.contains(String(cString: strerror(EDQUOT)))
     }
 }
+
+extension TranscodeError {
+    /// A failed write of `path`, with the file system's own words: a full disk or quota stays
+    /// recognisable (``isOutOfSpace(_:)``, code `no_space`) whichever API failed.
+    public static func writeFailed(_ path: String, _ error: any Error) -> TranscodeError {
+        .outputFailed(path: path, reason: writeFailure(error))
+    }
+
+    /// A failed write of `path` from a C call that set `errno` (`code`).
+    public static func writeFailed(_ path: String, errno code: Int32) -> TranscodeError {
+        .outputFailed(path: path, reason: String(cString: strerror(code)))
+    }
+
+    /// What a write error says, with `strerror` of its POSIX cause where one is known:
+    /// Foundation reports ENOSPC as "There isn't enough space" (CocoaError 640), which the
+    /// `no_space` rule would not see.
+    public static func writeFailure(_ error: any Error) -> String {
+        guard let code = posixCode(error) else { return "\(error.localizedDescription)" }
+        return String(cString: strerror(code))
+    }
+
+    private static func posixCode(_ error: any Error) -> Int32? {
+        if let error = error as? POSIXError { return error.code.rawValue }
+        let error = error as NSError
+        if error.domain == NSPOSIXErrorDomain { return Int32(error.code) }
+        if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, let code = posixCode(underlying) { return code }
+        if error.domain == NSCocoaErrorDomain, error.code == CocoaError.fileWriteOutOfSpace.rawValue { return ENOSPC }
+        return nil
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Transcode
 
 /// An output directory that appears all at once: written under a hidden staging name beside
 /// the destination, then renamed into place, so readers never see a half-written ladder.
@@ -34,7 +35,7 @@ public struct StagedDirectory: Sendable {
             if attempt == nil { try fm.createDirectory(atPath: parent, withIntermediateDirectories: true) }
             try fm.createDirectory(atPath: staging, withIntermediateDirectories: false)
         } catch {
-            throw IngestError.cannotWrite(path: staging, reason: error.localizedDescription)
+            throw IngestError.cannotWrite(path: staging, reason: TranscodeError.writeFailure(error))
         }
     }
 

@@ -13,7 +13,8 @@ public enum JSONFile {
         let synced = fsync(fd) == 0
         close(fd)
         guard written == data.count, synced, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+            // A short write sets no errno: the file system had no room for the rest.
+            let reason = String(cString: strerror(written >= 0 && written < data.count ? ENOSPC : errno))
             unlink(temporary)
             throw IngestError.cannotWrite(path: path, reason: reason)
         }

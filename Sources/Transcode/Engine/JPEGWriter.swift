@@ -16,8 +16,10 @@ enum JPEGWriter {
             throw TranscodeError.internalFailure("JPEG encoder returned nothing for \(path)")
         }
         let bytes = Data(buffer: packet.bytes)
-        guard FileManager.default.createFile(atPath: path, contents: bytes) else {
-            throw TranscodeError.outputFailed(path: path, reason: "cannot create file")
+        do {
+            try bytes.write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw TranscodeError.writeFailed(path, error)
         }
         return bytes.count
     }

@@ -73,10 +73,13 @@ final class Pipeline {
         self.published = published
         let sound = plan.reusesPublishedLadder ? nil : try SoundStage(plan: plan, musicFile: musicFile)
         self.sound = sound
-        try FileManager.default.createDirectory(atPath: layout.directory, withIntermediateDirectories: true)
         let written = plan.writtenRungs
-        for rung in written {
-            try FileManager.default.createDirectory(atPath: layout.rungDirectory(rung), withIntermediateDirectories: true)
+        for directory in [layout.directory] + written.map(layout.rungDirectory) {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw TranscodeError.writeFailed(directory, error)
+            }
         }
         var topSource = RungEncoder.Source.encode
         if plan.copiesUploadIntoTopRung {
@@ -323,7 +326,7 @@ final class Pipeline {
         do {
             try Data(vtt.utf8).write(to: URL(fileURLWithPath: layout.storyboardTrack))
         } catch {
-            throw TranscodeError.outputFailed(path: layout.storyboardTrack, reason: error.localizedDescription)
+            throw TranscodeError.writeFailed(layout.storyboardTrack, error)
         }
     }
 }

@@ -12,6 +12,8 @@ struct OutputContext: ~Copyable {
     private var ownsIO = false
     private var headerWritten = false
     private let scratch = Packet()
+    /// The first write error of a file the muxer opened and closed itself (see ``init``).
+    private let ioError = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
 
     init(format: String, path: String) throws {
         self.path = path
@@ -21,11 +23,15 @@ struct OutputContext: ~Copyable {
             throw TranscodeError.internalFailure("muxer \(format) for \(path): \(AVResult.message(result))")
         }
         context = ctx
+        ioError.initialize(to: 0)
+        // Muxers that open their own files (hls: segments, playlists) drop close errors.
+        cff_keep_io_errors(ctx, ioError)
     }
 
     deinit {
         if ownsIO, let ctx = context { avio_closep(&ctx.pointee.pb) }
         avformat_free_context(context)
+        ioError.deallocate()
     }
 
     private var ctx: UnsafeMutablePointer<AVFormatContext> { context! }
@@ -81,18 +87,21 @@ struct OutputContext: ~Copyable {
         av_packet_rescale_ts(scratch.pointer, timeBase, ctx.pointee.streams[stream]!.pointee.time_base)
         let result = av_interleaved_write_frame(ctx, scratch.pointer)
         guard result >= 0 else { throw outputError(result) }
+        guard ioError.pointee == 0 else { throw outputError(ioError.pointee) }
     }
 
     /// Flushes interleaving queues, writes the trailer, closes the file and frees the context.
     consuming func finish() throws {
-        let result = headerWritten ? av_write_trailer(ctx) : 0
+        var result = headerWritten ? av_write_trailer(ctx) : 0
         if ownsIO {
-            avio_closep(&ctx.pointee.pb)
+            let closed = avio_closep(&ctx.pointee.pb)
+            if result >= 0 { result = closed }
             ownsIO = false
         }
+        if result >= 0 { result = ioError.pointee }
         avformat_free_context(context)
         context = nil
-        guard result >= 0 else { throw TranscodeError.outputFailed(path: path, reason: AVResult.message(result)) }
+        guard result >= 0 else { throw outputError(result) }
     }
 
     private func outputError(_ code: Int32) -> TranscodeError {

@@ -147,7 +147,7 @@ final class PublishedLadder {
         do {
             try bytes.write(to: URL(fileURLWithPath: to))
         } catch {
-            throw TranscodeError.outputFailed(path: to, reason: error.localizedDescription)
+            throw TranscodeError.writeFailed(to, error)
         }
     }
 
@@ -164,16 +164,16 @@ final class PublishedLadder {
     private static func unlinkedFile(_ bytes: Data, in scratch: String, name: String) throws -> SourceFile {
         let path = "\(scratch)/.published-sound-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw TranscodeError.outputFailed(path: path, reason: String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw TranscodeError.writeFailed(path, errno: errno) }
         unlink(path)
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else {
-                let reason = String(cString: strerror(errno))
+                let failed = TranscodeError.writeFailed(path, errno: written == 0 ? ENOSPC : errno)
                 close(descriptor)
-                throw TranscodeError.outputFailed(path: path, reason: reason)
+                throw failed
             }
             offset += written
         }

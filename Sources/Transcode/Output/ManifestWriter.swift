@@ -112,7 +112,7 @@ enum ManifestWriter {
         do {
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         } catch {
-            throw TranscodeError.outputFailed(path: path, reason: error.localizedDescription)
+            throw TranscodeError.writeFailed(path, error)
         }
     }
 }
