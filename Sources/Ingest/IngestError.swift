@@ -57,12 +57,19 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case internalError = 70
     /// The output could not be created or written.
     case cannotWrite = 73
+    /// A file system is full or over quota (`no_space`): nothing wrong with the job; try again
+    /// once space is freed (EX_TEMPFAIL).
+    case noSpace = 75
     /// The preset, or another configuration file such as the webhook secret, is invalid (EX_CONFIG).
     case badPreset = 78
     case interrupted = 130
 
     /// The status an error maps to.
     public init(for error: Error) {
+        if IngestError.code(of: error) == "no_space" {
+            self = .noSpace
+            return
+        }
         switch error {
         case let error as TranscodeError:
             switch error.category {

@@ -20,7 +20,8 @@ public struct S3Error: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         let what = [status.map(String.init), code].compactMap { $0 }.joined(separator: " ")
-        let hint = status == 403 ? " (are the credentials right, and does the bucket's policy allow this?)" : ""
+        let hint = isOutOfSpace ? " (the store has no room: free space or raise the quota)"
+            : status == 403 ? " (are the credentials right, and does the bucket's policy allow this?)" : ""
         return "\(location): \(method) \(what.isEmpty ? "failed" : what): \(message)\(hint)"
     }
 
@@ -31,6 +32,12 @@ public struct S3Error: Error, CustomStringConvertible, Sendable {
     }
 
     public var isNotFound: Bool { status == 404 }
+    /// The store has no room: `507 Insufficient Storage`, MinIO's `XMinioStorageFull` and
+    /// bucket quota, Ceph's `QuotaExceeded`. A fault of the storage, never of the upload (unlike
+    /// `EntityTooLarge`, the object's own size).
+    public var isOutOfSpace: Bool {
+        status == 507 || ["XMinioStorageFull", "XMinioAdminBucketQuotaExceeded", "QuotaExceeded"].contains(code ?? "")
+    }
     /// A conditional write lost (`If-None-Match: *` on an existing key, `If-Match` on a changed one).
     public var isPreconditionFailed: Bool { status == 412 || code == "PreconditionFailed" || status == 409 && code == "ConditionalRequestConflict" }
 }

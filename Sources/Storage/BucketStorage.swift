@@ -21,7 +21,7 @@ public struct BucketStorage: RemoteStorage {
 
     public func refusesObject(_ error: any Error) -> Bool {
         guard let error = error as? S3Error else { return false }
-        return !error.isTransient
+        return !error.isTransient && !error.isOutOfSpace
     }
 
     public func pointer(of output: String) async throws -> RemotePointer? {

@@ -30,8 +30,9 @@ enum Report {
             status = .badPreset
         }
         if let error = error as? S3Error {
-            code = error.isTransient ? "storage_unavailable" : "storage_refused"
-            status = error.isTransient ? .unavailable : ["GET", "HEAD"].contains(error.method) ? .inputMissing : .cannotWrite
+            code = error.isOutOfSpace ? "no_space" : error.isTransient ? "storage_unavailable" : "storage_refused"
+            status = error.isOutOfSpace ? .noSpace : error.isTransient ? .unavailable
+                : ["GET", "HEAD"].contains(error.method) ? .inputMissing : .cannotWrite
         }
         if error is NoPointers {
             code = "no_pointers"

@@ -37,9 +37,9 @@ struct WorkerOptions: ParsableArguments {
     var backoff: Double = 5
 
     @Option(help: ArgumentHelp(
-        "Free space the CDN's file system must keep for this host to claim jobs: bytes, or with K, M, G, T (e.g. 2G). A job that finds the disk full goes back to the queue uncharged either way.",
+        "Free space the CDN's (and scratch's) file system must keep for this host to claim jobs: bytes, with K, M, G, T (e.g. 2G), or a share of the volume (e.g. 5%); 'auto' is 1% of the volume, at most 1G. A job that finds the disk full goes back to the queue uncharged either way.",
         valueName: "size"))
-    var minFree: String = "0"
+    var minFree: String = "auto"
 
     @Option(help: ArgumentHelp("Serve /metrics (Prometheus), /healthz and /readyz on this address.", valueName: "addr:port"))
     var http: String?
@@ -56,18 +56,7 @@ struct WorkerOptions: ParsableArguments {
             throw ValidationError("--job-timeout must be positive, --grace and --backoff not negative")
         }
         if let http { _ = try Self.address(http) }
-        guard Self.bytes(minFree) != nil else { throw ValidationError("--min-free must be a size such as 0, 500M or 2G, got \(minFree)") }
-    }
-
-    /// `2G`, `500M`, `64K`, `1T` or plain bytes.
-    static func bytes(_ text: String) -> Int64? {
-        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
-        let trimmed = text.uppercased().trimmingCharacters(in: .whitespaces)
-        guard let last = trimmed.last else { return nil }
-        let scale = units[last] ?? 1
-        guard let number = Double(units[last] == nil ? trimmed : String(trimmed.dropLast())), number.isFinite, number >= 0,
-              number * Double(scale) < 9e18 else { return nil }
-        return Int64(number * Double(scale))
+        guard FreeSpaceFloor(minFree) != nil else { throw ValidationError("--min-free must be a size such as 0, 500M or 2G, a share such as 5%, or auto; got \(minFree)") }
     }
 
     static func address(_ text: String) throws -> (host: String, port: Int) {
@@ -108,7 +97,7 @@ struct WorkerOptions: ParsableArguments {
             cdn: cdnPath, runner: runner, preset: preset, jobs: jobs, lease: lease,
             retry: RetryPolicy(maxAttempts: maxAttempts, backoff: .seconds(backoff)), grace: .seconds(grace), poll: poll)
         configuration.webhooks = webhookOption.url != nil
-        configuration.minFreeBytes = Self.bytes(minFree) ?? 0
+        configuration.minFree = FreeSpaceFloor(minFree) ?? .standard
         return configuration
     }
 

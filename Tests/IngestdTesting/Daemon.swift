@@ -7,7 +7,8 @@ public final class Daemon {
     public let cdn: String
     public let process = Process()
 
-    public init(spool: String, cdn: String, extra: [String] = []) throws {
+    /// `environment`: added to the test's own; `log`: where its standard error (its log) goes.
+    public init(spool: String, cdn: String, extra: [String] = [], environment: [String: String] = [:], log: String? = nil) throws {
         self.spool = spool
         self.cdn = cdn
         try FileManager.default.createDirectory(atPath: "\(spool)/incoming", withIntermediateDirectories: true)
@@ -16,8 +17,9 @@ public final class Daemon {
         process.arguments = ["watch", "--spool", spool, "--cdn", cdn, "--settle", "0.5", "--backoff", "0.2"] + extra
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        let log = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = log
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        if let log { FileManager.default.createFile(atPath: log, contents: nil) }
+        process.standardError = FileHandle(forWritingAtPath: log ?? "/dev/null")
         try process.run()
     }
 

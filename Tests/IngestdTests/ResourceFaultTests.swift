@@ -7,11 +7,7 @@ import Transcode
 /// nothing half-written is visible, the original is kept, and the daemon keeps running.
 @Suite(.serialized, .enabled(if: MountSupport.available, "needs root to mount a small tmpfs"))
 struct ResourceFaultTests {
-    func mountTmpfs(_ path: String, size: String) throws {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let result = try Tool.run("mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path])
-        guard result.status == 0 else { throw Tool.ProbeFailure(message: result.stderr) }
-    }
+    func mountTmpfs(_ path: String, size: String) throws { try MountSupport.tmpfs(path, size: size) }
 
     /// The CDN's file system fills up mid-job (a real tmpfs): the job goes back to the queue
     /// uncharged, the host claims nothing for a while, and once space is freed the upload
@@ -123,6 +119,13 @@ struct ResourceFaultTests {
 
 /// Whether this process may mount a tmpfs (root, in a sandbox that allows it).
 enum MountSupport {
+    /// Mounts a fresh tmpfs of `size` (e.g. `16m`) on `path`.
+    static func tmpfs(_ path: String, size: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let result = try Tool.run("mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path])
+        guard result.status == 0 else { throw Tool.ProbeFailure(message: result.stderr) }
+    }
+
     static let available: Bool = {
         guard geteuid() == 0 else { return false }
         let probe = Paths.scratch("mount-probe")

@@ -110,6 +110,9 @@ public struct JobRunner: Sendable {
             return .rejected(code: result?.code ?? "corrupt_input", message: result?.message ?? "\(input.description): rejected")
         case .interrupted?:
             return .interrupted
+        case .noSpace?:
+            // Said by the exit status too: a full disk may have kept the result from being written.
+            return .retryable(code: "no_space", message: result?.message ?? "\(input.description): the job process found a file system full")
         default:
             return .retryable(code: result?.code ?? "crashed",
                               message: result?.message ?? "\(input.description): job process exited with status \(process.terminationStatus)")

@@ -1,13 +1,13 @@
 import Foundation
 
 /// Whether this host can take jobs now: its uploads root (if any) is readable with its marker
-/// in place, its CDN root exists, is writable and keeps at least `minFreeBytes` free (as
-/// Postfix's `queue_minfree`), and so does the scratch directory job processes write their
-/// files in, when it is on another file system. Checked before every claim; a host that fails
-/// it claims nothing, so a broken host cannot burn the queue's attempts.
+/// in place, its CDN root exists, is writable and keeps at least `minFree` free, and so does
+/// the scratch directory job processes write their files in, when it is on another file system.
+/// Checked before every claim; a host that fails it claims nothing, so a broken host cannot
+/// burn the queue's attempts.
 struct HostHealth: Sendable {
     let cdn: String
-    let minFreeBytes: Int64
+    let minFree: FreeSpaceFloor
     var uploads: UploadsRoot? = nil
     /// Job processes' scratch (`TMPDIR`); checked only where it is not on the CDN's file system.
     var scratch: String = FileManager.default.temporaryDirectory.path
@@ -44,7 +44,8 @@ struct HostHealth: Sendable {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return (nil, "\(path): \(String(cString: strerror(errno))) (is it mounted?)") }
         let free = Int64(info.f_bavail) * Int64(info.f_frsize)
-        guard free >= minFreeBytes else { return (free, "\(path): \(free) bytes free, below --min-free \(minFreeBytes)") }
+        let floor = minFree.bytes(ofVolume: Int64(info.f_blocks) * Int64(info.f_frsize))
+        guard free >= floor else { return (free, "\(path): \(free) bytes free, below --min-free \(floor) (\(minFree))") }
         // Permissions and a read-only mount (EROFS), without leaving anything behind.
         guard access(path, W_OK) == 0 else { return (free, "\(path): not writable (\(String(cString: strerror(errno))))") }
         return (free, nil)

@@ -146,8 +146,11 @@ extension JobWorker {
         case .rejected(let code, let message): return .rejected(Reason(code: code, message: message, attempts: job.attempt))
         case .retryable(let code, let message):
             // A full disk or a CDN root gone is the host's fault: the job goes back uncharged.
-            if let problem = code == "no_space" ? message
-                : HostHealth(cdn: configuration.localRoot, minFreeBytes: 0, uploads: configuration.uploads).check().problem {
+            if code == "no_space" {
+                await hostFault(message, outOfSpace: true)
+                return .released
+            }
+            if let problem = HostHealth(cdn: configuration.localRoot, minFree: .bytes(0), uploads: configuration.uploads).check().problem {
                 await hostFault(problem)
                 return .released
             }

@@ -24,6 +24,11 @@ public actor JobWorker: Service {
     /// After a host fault, no claim before this, even if the check passes (doubling pauses).
     private var hostPausedUntil: ContinuousClock.Instant?
     private var hostPause = Duration.seconds(5)
+    /// Free bytes on the CDN's and the scratch's file systems when a job last found a disk full:
+    /// no claim until one of them has ``spaceRegained`` more (`--min-free 0` alone would let the
+    /// host claim into the same full disk after every pause).
+    private var fullAt: (cdn: Int64?, scratch: Int64?)?
+    static let spaceRegained: Int64 = 1 << 20
     /// Inputs in a row this host found missing that no other host had confirmed.
     private var unconfirmedMissing = 0
     /// While the store does not answer: no call before this (capped exponential backoff, jittered).
@@ -161,11 +166,16 @@ public actor JobWorker: Service {
 
     /// Checks the host before claiming; says (once per change) why it claims nothing.
     private func hostReady() -> Bool {
-        let check = HostHealth(cdn: configuration.localRoot, minFreeBytes: configuration.minFreeBytes, uploads: configuration.uploads).check()
+        let check = HostHealth(cdn: configuration.localRoot, minFree: configuration.minFree, uploads: configuration.uploads).check()
         if let free = check.freeBytes { metrics.cdnFree(free) }
         if let free = check.scratchFreeBytes { metrics.scratchFree(free) }
         let paused = hostPausedUntil.map { ContinuousClock.now < $0 } ?? false
-        if let problem = check.problem ?? (paused ? hostProblem : nil) {
+        if let full = fullAt, check.problem == nil {
+            func regained(_ now: Int64?, _ then: Int64?) -> Bool { now.map { $0 >= (then ?? 0) + Self.spaceRegained } ?? false }
+            if regained(check.freeBytes, full.cdn) || regained(check.scratchFreeBytes, full.scratch) { fullAt = nil }
+        }
+        let stillFull = fullAt.map { "a job found the disk full with \($0.cdn ?? 0) bytes free on \(configuration.localRoot): waiting for \(Self.spaceRegained) more" }
+        if let problem = check.problem ?? stillFull ?? (paused ? hostProblem : nil) {
             if problem != hostProblem { logger.warning("host not ready: claiming nothing", metadata: ["why": "\(problem)"]) }
             hostProblem = problem
             metrics.hostReady(false, why: problem)
@@ -178,9 +188,14 @@ public actor JobWorker: Service {
     }
 
     /// An attempt failed because of the host, not the upload: no claim until the host checks
-    /// out again and a pause (5 s, doubling up to 5 min while faults repeat) has passed.
-    func hostFault(_ problem: String) {
+    /// out again and a pause (5 s, doubling up to 5 min while faults repeat) has passed; after
+    /// a full disk (`outOfSpace`), not before space was freed either.
+    func hostFault(_ problem: String, outOfSpace: Bool = false) {
         logger.warning("host fault: the job goes back uncharged; claiming nothing for now", metadata: ["why": "\(problem)"])
+        if outOfSpace {
+            let now = HostHealth(cdn: configuration.localRoot, minFree: .bytes(0), uploads: nil).check()
+            fullAt = (now.freeBytes, now.scratchFreeBytes)
+        }
         hostProblem = problem
         hostPausedUntil = .now + hostPause
         hostPause = min(hostPause * 2, .seconds(300))

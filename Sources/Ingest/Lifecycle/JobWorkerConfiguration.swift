@@ -28,8 +28,8 @@ public struct JobWorkerConfiguration: Sendable {
     /// Where a fleet's inputs must be (``UploadsRoot``); nil for the spool, whose inputs are
     /// its own.
     public var uploads: UploadsRoot?
-    /// Free bytes the CDN's file system must keep for this host to claim (see ``HostHealth``).
-    public var minFreeBytes: Int64 = 0
+    /// Free space the CDN's file system must keep for this host to claim (see ``HostHealth``).
+    public var minFree = FreeSpaceFloor.standard
     /// Where `s3://` inputs and an `s3://` CDN are (``RemoteStorage``).
     public var storage: (any RemoteStorage)?
     /// Where a fleet's `s3://` inputs must be (``BucketUploadsRoot``); a worker without one
