@@ -70,7 +70,7 @@ public struct PostgresStore: JobStore {
                 if Task.isCancelled { return }
                 queue.logger.debug("listen failed; reconnecting", metadata: ["error": "\(describeDatabaseError(error))", "in": "\(delay)"])
             }
-            try? await Task.sleep(for: delay)
+            try? await SteadyTimer.sleep(for: delay)
             delay = min(delay * 2, .seconds(10))
         }
     }

@@ -1,3 +1,4 @@
+import Ingest
 import Logging
 import ServiceLifecycle
 
@@ -21,7 +22,7 @@ struct UploadUpkeep: Service {
                 } catch {
                     logger.warning("upload upkeep failed; next try in a minute", metadata: ["error": "\(error)"])
                 }
-                try? await Task.sleep(for: .seconds(60))
+                try? await SteadyTimer.sleep(for: .seconds(60))
             }
         }
     }

@@ -67,7 +67,7 @@ public actor WebhookSender: Service {
         let ticker = Task {
             while !Task.isCancelled {
                 wake.yield()
-                try? await Task.sleep(for: .milliseconds(watcher == nil ? 1000 : 500))
+                try? await SteadyTimer.sleep(for: .milliseconds(watcher == nil ? 1000 : 500))
             }
         }
         let reserve = Duration.seconds(endpoint.timeoutSeconds + 30)
@@ -80,12 +80,14 @@ public actor WebhookSender: Service {
                 } catch {
                     logger.warning("cannot prune delivered webhook events", metadata: ["error": "\(error)"])
                 }
-                try? await Task.sleep(for: .seconds(3600))
+                try? await SteadyTimer.sleep(for: .seconds(3600))
             }
         }
         await withTaskGroup(of: Void.self) { group in
             await withGracefulShutdownHandler {
-                for await _ in wakeups.cancelOnGracefulShutdown() where inFlight.count < endpoint.concurrency {
+                // Not before the clock is the store's: a first try signed with this host's own
+                // time (10 minutes off) would be refused by the receiver.
+                for await _ in wakeups.cancelOnGracefulShutdown() where inFlight.count < endpoint.concurrency && clock.isMeasured {
                     let due: [OutboxEvent]
                     watcher?.forgetAll()  // only wake-ups matter here, not the names it saw
                     do {

@@ -269,42 +269,6 @@ struct DatabaseFaultTests {
         _ = worker
     }
 
-    /// A worker whose clock is 10 minutes ahead (`faketime`) stamps and signs its webhooks with
-    /// the database's time: the receiver (which refuses timestamps 5 minutes off, as Standard
-    /// Webhooks says) verifies them, the offset is exported and warned about.
-    /// (Ahead, not behind: under libfaketime a clock set back makes every timed wait of Swift's
-    /// runtime last the offset longer, a fault of the tool, not of the worker.)
-    @Test(.offTheSharedPool, .enabled(if: Tool.exists("faketime"), "faketime is not installed"))
-    func aWorkerWhoseClockIsOffSignsWithTheDatabasesClock() throws {
-        let server = try PostgresServer(name: "clock")
-        let base = Paths.scratch("clock")
-        try? FileManager.default.removeItem(atPath: base)
-        let cdn = "\(base)/cdn"
-        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: Paths.sample("landscape_60fps.mp4"), toPath: "\(base)/clip.mp4")
-        let secret = WebhookReceiver.makeSecret()
-        try WebhookReceiver.writeSecret(secret, to: "\(base)/secret")
-        let receiver = try WebhookReceiver(secret: secret, directory: "\(base)/receiver")
-        let id = try Self.submit(server.url, "\(base)/clip.mp4")
-        let http = try PostgresServer.freePort()
-        let worker = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--uploads", base, "--jobs", "1", "--poll", "0.5",
-                                        "--webhook", receiver.url, "--webhook-secret-file", "\(base)/secret", "--http", "127.0.0.1:\(http)"],
-                                       log: "\(base)/worker.log",
-                                       launcher: ["/usr/bin/env", "FAKETIME_DONT_FAKE_MONOTONIC=1", "/usr/bin/faketime", "-f", "+600s"])
-        try Daemon.wait(timeout: 120, "the webhook") { receiver.deliveries.contains { $0.data["id"] as? String == id } }
-        let delivery = try #require(receiver.deliveries.first { $0.data["id"] as? String == id })
-        #expect(delivery.verified && delivery.status / 100 == 2, "signed with a timestamp the receiver accepts")
-        let stamped = try #require((delivery.body["timestamp"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
-        #expect(abs(stamped.timeIntervalSinceNow) < 60, "the event's timestamp is the database's time: \(stamped)")
-        let metrics = try Tool.run("curl", ["-s", "http://127.0.0.1:\(http)/metrics"]).stdout
-        let offset = metrics.split(separator: "\n").first { $0.hasPrefix("ingestd_clock_offset_seconds ") }
-            .flatMap { Double($0.split(separator: " ")[1]) }
-        #expect(offset.map { abs($0 + 600) < 5 } == true, "offset exported: \(offset ?? .nan)")
-        let log = try String(contentsOfFile: "\(base)/worker.log", encoding: .utf8)
-        #expect(log.contains("clock disagrees with the database"))
-        _ = worker
-    }
-
     /// The database refuses an end's values for good (a data exception, SQLSTATE class 22):
     /// the job ends `failed` with the database's words after one try, and is never left
     /// `running` to burn its attempts; nothing of it is in view.

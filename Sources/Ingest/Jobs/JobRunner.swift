@@ -76,9 +76,7 @@ public struct JobRunner: Sendable {
         while process.isRunning {
             // Not cut short by cancellation (that would spin): a cancelled wait asks the child
             // to stop like `stop` does, and still waits for it.
-            await withCheckedContinuation { done in
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { done.resume() }
-            }
+            await SteadyTimer.pause(for: .milliseconds(100))
             if !interrupted, stop() || Task.isCancelled {
                 interrupted = true
                 stopAsked = .now

@@ -92,7 +92,7 @@ public enum StallTolerantClock {
         while left > .zero {
             let nap = min(step, left)
             let start = clock.now
-            try await Task.sleep(for: nap)
+            try await SteadyTimer.sleep(for: nap)
             left -= min(start.duration(to: clock.now), nap + stallCredit)
         }
     }

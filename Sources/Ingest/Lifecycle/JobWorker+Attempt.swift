@@ -231,7 +231,7 @@ extension JobWorker {
                 }
                 log.warning("job store unreachable while recording; retrying", metadata: ["error": "\(error)"])
                 do {
-                    try await Task.sleep(for: delay)
+                    try await SteadyTimer.sleep(for: delay)
                 } catch {
                     await store.abandon(job)
                     log.warning("stopped before the job's end was recorded; its lease will expire and it will run again")
@@ -269,7 +269,7 @@ extension JobWorker {
         var lastRenewal = ContinuousClock.now
         var every = configuration.lease / 3
         while !Task.isCancelled {
-            try? await Task.sleep(for: every)
+            try? await SteadyTimer.sleep(for: every)
             if Task.isCancelled { return }
             do {
                 if try await store.renew(job) {
@@ -299,7 +299,7 @@ extension JobWorker {
 
     private nonisolated func reportProgress(_ job: ClaimedJob, path: String) async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(2))
+            try? await SteadyTimer.sleep(for: .seconds(2))
             if let progress = JSONFile.read(JobProgress.self, from: path) { await store.progress(job, progress) }
         }
     }

@@ -65,7 +65,7 @@ public actor JobWorker: Service {
         let ticker = Task { [wakeup, poll = configuration.poll] in
             while !Task.isCancelled {
                 wakeup.yield()
-                try? await Task.sleep(for: poll)
+                try? await SteadyTimer.sleep(for: poll)
             }
         }
         logger.info("worker started", metadata: ["cdn": "\(configuration.cdn)", "jobs": "\(configuration.jobs)"])
@@ -81,7 +81,7 @@ public actor JobWorker: Service {
                     logger.info("shutting down: no new claims, waiting for jobs in flight", metadata: ["inFlight": "\(running.count)"])
                 }
                 let deadline = Task { [grace = configuration.grace] in
-                    try await Task.sleep(for: grace)
+                    try await SteadyTimer.sleep(for: grace)
                     self.stopInFlight()
                 }
                 await group.waitForAll()
@@ -118,7 +118,7 @@ public actor JobWorker: Service {
             }
             if upkeepDue {
                 lastUpkeep = .now
-                let rescued = try await store.rescue(now: Date())
+                let rescued = try await store.rescue(now: configuration.clock.now())
                 if !rescued.isEmpty {
                     metrics.leasesLost(rescued.count)
                     logger.warning("leases expired: jobs back in the queue", metadata: ["ids": "\(rescued)"])

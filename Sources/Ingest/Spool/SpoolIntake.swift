@@ -54,7 +54,7 @@ public actor SpoolIntake: Service {
         let ticker = Task { [pollSeconds] in
             while !Task.isCancelled {
                 wake.yield()
-                try? await Task.sleep(for: .seconds(pollSeconds))
+                try? await SteadyTimer.sleep(for: .seconds(pollSeconds))
             }
         }
         // Hand-offs are queued in the background, so a queue that hangs delays no arrival.

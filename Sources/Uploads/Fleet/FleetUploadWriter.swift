@@ -1,4 +1,5 @@
 import Foundation
+import Ingest
 import NIOCore
 import ObjectStorage
 
@@ -122,7 +123,7 @@ final class FleetUploadWriter: UploadBodyWriter, @unchecked Sendable {
             group.addTask { try await write() }
             group.addTask {
                 while !Task.isCancelled {
-                    try await Task.sleep(for: FleetUploadRows.lease / 3)
+                    try await SteadyTimer.sleep(for: FleetUploadRows.lease / 3)
                     if (try? await rows.renew(id, part: part, writer: writer)) == false {
                         throw TusRefusal(.conflict, "locked", "this request lost the upload while sending it to the bucket")
                     }
