@@ -32,6 +32,11 @@ public final class HTTPFaultProxy {
     }
 
     /// Requests whose `METHOD PATH` starts with `match` wait `seconds` before they are forwarded.
+    /// Holds requests whose "METHOD PATH" starts with `match` until the file `release` exists.
+    public func hold(matching match: String, until release: String) throws {
+        try Data(#"{"fail": 0, "hold": "\#(release)", "match": "\#(match)"}"#.utf8).write(to: URL(fileURLWithPath: state))
+    }
+
     public func delay(_ seconds: Double, matching match: String) throws {
         try Data(#"{"fail": 0, "delay": \#(seconds), "match": "\#(match)"}"#.utf8).write(to: URL(fileURLWithPath: state))
     }

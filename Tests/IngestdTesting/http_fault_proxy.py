@@ -7,7 +7,8 @@
 STATE_FILE holds JSON {"fail": N, "status": 503, "delay": S, "match": "PUT /media/cdn"}: the
 next N requests get that status (S3's SlowDown body) without reaching the server (the proxy
 counts down in the file); requests whose "METHOD PATH" starts with "match" wait S seconds
-before they are forwarded (a slow link). Every request is logged to STATE_FILE + ".log" as
+before they are forwarded (a slow link); with "hold": PATH instead, they wait until the file
+PATH exists (at most 5 minutes), so a test decides when they go on. Every request is logged to STATE_FILE + ".log" as
 "METHOD PATH STATUS", and "METHOD PATH started" when it arrives.
 
 {"body": MODE, "match": "GET /media/in/", "declare": N} makes a lying server of the matching
@@ -20,6 +21,7 @@ GETs answered 200 (the server's bytes, framed otherwise; logged "... 200 MODE se
 import http.client
 import http.server
 import json
+import os
 import sys
 import threading
 import time
@@ -60,8 +62,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else None
         log(f"{self.command} {self.path} started")
         state = read_state()
-        if state.get("delay") and f"{self.command} {self.path}".startswith(state.get("match", "")):
-            time.sleep(state["delay"])
+        if f"{self.command} {self.path}".startswith(state.get("match", "")):
+            if state.get("delay"):
+                time.sleep(state["delay"])
+            if state.get("hold"):
+                until = time.time() + 300
+                while not os.path.exists(state["hold"]) and time.time() < until:
+                    time.sleep(0.05)
         status = take_fault()
         if status:
             payload = b'<?xml version="1.0"?><Error><Code>SlowDown</Code><Message>injected by the test</Message></Error>'

@@ -110,7 +110,10 @@ struct BucketReprocessTests {
 
         let proxy = try HTTPFaultProxy(target: server.port)
         let write = "PUT /media/cdn/\(id)/current.json"
-        try proxy.delay(8, matching: write)
+        // Held until the other writer's pointer has landed: a loaded host's slow boto3 cannot miss a window.
+        let release = Paths.scratch("bucket-reprocess-release")
+        try? FileManager.default.removeItem(atPath: release)
+        try proxy.hold(matching: write, until: release)
         let report = Paths.scratch("bucket-reprocess-race.json")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Paths.binary)
@@ -127,6 +130,7 @@ struct BucketReprocessTests {
         let text = #"{"master":"s3://media/cdn/\#(id)/\#(old.version)/master.m3u8","published_at":"2030-01-01T00:00:00Z","version":"\#(old.version)"}"#
         try Data(text.utf8).write(to: URL(fileURLWithPath: theirs))
         _ = try S3Check.run(server, ["put", server.bucket, "cdn/\(id)/current.json", theirs])
+        FileManager.default.createFile(atPath: release, contents: nil)
         process.waitUntilExit()
 
         let item = try #require(Self.items(try String(contentsOfFile: report, encoding: .utf8))[id])

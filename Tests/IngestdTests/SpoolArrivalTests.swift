@@ -23,7 +23,7 @@ import Transcode
     }
 
     func awaitEvent(_ watcher: DirectoryWatcher, _ name: String, _ state: DirectoryWatcher.State) throws {
-        try Daemon.wait(timeout: 5, "inotify's \(state) for \(name)") { watcher.state(of: name) == state }
+        try Daemon.wait(timeout: 60, "inotify's \(state) for \(name)") { watcher.state(of: name) == state }
     }
 
     /// The race of issue #27, placed on purpose: an upload renamed in after `incoming/` was
