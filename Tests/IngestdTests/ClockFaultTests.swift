@@ -45,7 +45,7 @@ struct ClockFaultTests {
 
         /// Waits for `id`'s webhook; the seconds from `since`.
         func delivered(_ id: String, since: Date) throws -> Double {
-            try Daemon.wait(timeout: 120, "\(id)'s webhook") { receiver.deliveries.contains { $0.data["id"] as? String == id && $0.status / 100 == 2 } }
+            try Daemon.wait(timeout: 300, "\(id)'s webhook") { receiver.deliveries.contains { $0.data["id"] as? String == id && $0.status / 100 == 2 } }
             return Date().timeIntervalSince(since)
         }
 
@@ -76,7 +76,7 @@ struct ClockFaultTests {
         let took = try fleet.delivered(id, since: submitted)
         print("clock \(offset): published and delivered \(took) s after submit")
         #expect(try fleet.state(id).hasPrefix("published"))
-        #expect(took < 60, "seconds, not the clock's offset: \(took) s")
+        #expect(took < 180, "well under the clock's offset (600 s): \(took) s")
         fleet.expectEveryRequestStampedWithTheDatabasesTime(offset)
         let metrics = try Tool.run("curl", ["-s", "http://127.0.0.1:\(http)/metrics"]).stdout
         let measured = metrics.split(separator: "\n").first { $0.hasPrefix("ingestd_clock_offset_seconds ") }.flatMap { Double($0.split(separator: " ")[1]) }
@@ -122,7 +122,7 @@ struct ClockFaultTests {
         let took = try fleet.delivered(id, since: stepped)
         print("clock stepped back mid-job: delivered \(took) s later")
         #expect(try fleet.state(id).hasPrefix("published"))
-        #expect(took < 60, "seconds, not the step: \(took) s")
+        #expect(took < 180, "well under the step (600 s): \(took) s")
         fleet.expectEveryRequestStampedWithTheDatabasesTime("stepped")
         _ = worker
     }

