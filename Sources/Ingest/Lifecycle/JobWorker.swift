@@ -26,8 +26,9 @@ public actor JobWorker: Service {
     private var hostPause = Duration.seconds(5)
     /// Free bytes on the CDN's and the scratch's file systems when a job last found a disk full:
     /// no claim until one of them has ``spaceRegained`` more (`--min-free 0` alone would let the
-    /// host claim into the same full disk after every pause).
-    private var fullAt: (cdn: Int64?, scratch: Int64?)?
+    /// host claim into the same full disk after every pause), nor for 5 minutes: a job whose
+    /// output alone outgrew the free space must not park the host for good.
+    private var fullAt: (cdn: Int64?, scratch: Int64?, since: ContinuousClock.Instant)?
     static let spaceRegained: Int64 = 1 << 20
     /// Inputs in a row this host found missing that no other host had confirmed.
     private var unconfirmedMissing = 0
@@ -172,7 +173,8 @@ public actor JobWorker: Service {
         let paused = hostPausedUntil.map { ContinuousClock.now < $0 } ?? false
         if let full = fullAt, check.problem == nil {
             func regained(_ now: Int64?, _ then: Int64?) -> Bool { now.map { $0 >= (then ?? 0) + Self.spaceRegained } ?? false }
-            if regained(check.freeBytes, full.cdn) || regained(check.scratchFreeBytes, full.scratch) { fullAt = nil }
+            if regained(check.freeBytes, full.cdn) || regained(check.scratchFreeBytes, full.scratch)
+                || ContinuousClock.now - full.since > .seconds(300) { fullAt = nil }
         }
         let stillFull = fullAt.map { "a job found the disk full with \($0.cdn ?? 0) bytes free on \(configuration.localRoot): waiting for \(Self.spaceRegained) more" }
         if let problem = check.problem ?? stillFull ?? (paused ? hostProblem : nil) {
@@ -194,7 +196,7 @@ public actor JobWorker: Service {
         logger.warning("host fault: the job goes back uncharged; claiming nothing for now", metadata: ["why": "\(problem)"])
         if outOfSpace {
             let now = HostHealth(cdn: configuration.localRoot, minFree: .bytes(0), uploads: nil).check()
-            fullAt = (now.freeBytes, now.scratchFreeBytes)
+            fullAt = (now.freeBytes, now.scratchFreeBytes, .now)
         }
         hostProblem = problem
         hostPausedUntil = .now + hostPause

@@ -56,11 +56,12 @@ private final class Wheel: Sendable {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let wait = {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                if cancellable, Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
+                self.sleepers.withLock { $0[id] = Sleeper(deadline: deadline, continuation: continuation) }
+                // Registered first, then checked: a cancellation between the two finds it.
+                if cancellable, Task.isCancelled, let sleeper = self.sleepers.withLock({ $0.removeValue(forKey: id) }) {
+                    sleeper.continuation.resume(throwing: CancellationError())
                     return
                 }
-                self.sleepers.withLock { $0[id] = Sleeper(deadline: deadline, continuation: continuation) }
                 self.wake()
             }
         }
