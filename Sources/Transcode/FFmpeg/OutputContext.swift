@@ -13,7 +13,7 @@ struct OutputContext: ~Copyable {
     private var headerWritten = false
     private let scratch = Packet()
     /// The first write error of a file the muxer opened and closed itself (see ``init``).
-    private let ioError = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    private let ioError: UnsafeMutablePointer<Int32>
 
     init(format: String, path: String) throws {
         self.path = path
@@ -23,6 +23,7 @@ struct OutputContext: ~Copyable {
             throw TranscodeError.internalFailure("muxer \(format) for \(path): \(AVResult.message(result))")
         }
         context = ctx
+        ioError = .allocate(capacity: 1)  // after the guard: a muxer that cannot be made leaves nothing
         ioError.initialize(to: 0)
         // Muxers that open their own files (hls: segments, playlists) drop close errors.
         cff_keep_io_errors(ctx, ioError)
