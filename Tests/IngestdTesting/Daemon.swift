@@ -43,6 +43,12 @@ public final class Daemon {
         entries("/proc").compactMap(Int32.init).filter { stat($0)?.parent == pid }
     }
 
+    /// The arguments `pid` was started with, joined by spaces ("" once it is gone).
+    public static func commandLine(_ pid: Int32) -> String {
+        let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
+        return String(decoding: raw.map { $0 == 0 ? 32 : $0 }, as: UTF8.self)
+    }
+
     /// The process group of `pid`.
     public static func processGroup(_ pid: Int32) -> Int32? { stat(pid)?.group }
 

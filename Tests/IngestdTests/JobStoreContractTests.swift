@@ -157,6 +157,14 @@ import Transcode
             let id = try await stores.submit("portrait_rotated.mp4", "slow.mp4")
             try await stores.runWorker(grace: .zero) {
                 try await waitFor("the job in flight") { try await stores.state(id) == "running" }
+                // Frozen, its job process cannot finish before the stop reaches it (on a busy host
+                // a 6 s job could, and a job done is published): only the stop ends it.
+                try await waitFor("its job process") {
+                    guard let job = Daemon.children(of: getpid()).first(where: {
+                        Daemon.commandLine($0).replacingOccurrences(of: "\\/", with: "/").contains(stores.cdn)  // a JSON argument
+                    }) else { return false }
+                    return kill(job, SIGSTOP) == 0
+                }
             }
             #expect(try await stores.state(id) == "queued")
             #expect(stores.output(id) == nil && Daemon.entries(stores.cdn).isEmpty, "nothing published, no staging left")
