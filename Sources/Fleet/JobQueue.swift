@@ -83,9 +83,9 @@ public struct JobQueue: Sendable {
     public func claim(worker: String, lease: Duration) async throws -> ClaimedJob? {
         try await client.withConnection(within: timeout) { [logger] connection in
             let rows = try await connection.execute(QueueStatements.Claim(worker: worker, leaseSeconds: lease.seconds), logger: logger)
-            for try await (id, token, attempts, input, kind, preset) in rows {
+            for try await (id, token, attempts, input, kind, preset, uploadID) in rows {
                 let source: TranscodeJob.Input = kind == Submission.Kind.soleEntryOf.rawValue ? .soleEntry(of: input) : .path(input)
-                return ClaimedJob(id: id, token: token, attempt: attempts, input: source, preset: preset)
+                return ClaimedJob(id: id, token: token, attempt: attempts, input: source, preset: preset, uploadID: uploadID)
             }
             return nil
         }

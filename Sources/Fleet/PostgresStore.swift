@@ -1,7 +1,6 @@
 import Foundation
 import Ingest
 import Logging
-import ObjectStorage
 import PostgresNIO
 import Synchronization
 
@@ -21,8 +20,6 @@ public struct PostgresStore: JobStore {
     let lease: Duration
     /// For the rescue: a job whose lease ran out on its last attempt is failed.
     let maxAttempts: Int
-    /// Where jobs are published (the job row's `output`).
-    let cdn: String
     /// Whether the rescue records `upload.failed` webhooks (give every worker the same setting).
     let webhooks: Bool
 
@@ -30,13 +27,12 @@ public struct PostgresStore: JobStore {
     let database: DatabaseURL?
 
     public init(queue: JobQueue, database: DatabaseURL? = nil, worker: String = Self.defaultWorkerName, lease: Duration, maxAttempts: Int,
-                cdn: String, webhooks: Bool) {
+                webhooks: Bool) {
         self.queue = queue
         self.database = database
         self.worker = worker
         self.lease = lease
         self.maxAttempts = maxAttempts
-        self.cdn = cdn
         self.webhooks = webhooks
     }
 
@@ -96,30 +92,29 @@ public struct PostgresStore: JobStore {
 
     /// A publish whose transaction fails after the rename (its COMMIT refused or unanswered) is
     /// checked against the row: unless the end was recorded after all, the output is withdrawn
-    /// to its staging name, so the CDN never shows a job the database does not call published.
-    /// When the row cannot be read either, the output stays, and the job's next attempt adopts it.
-    public func finish(_ job: ClaimedJob, _ end: JobEnd, webhook: @escaping @Sendable (JobEnd) -> OutboxEvent?,
-                       publish: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+    /// (``AttemptOutput/withdraw()``), so the CDN never shows a job the database does not call
+    /// published. When the row cannot be read either, the output stays, and the job's next
+    /// attempt adopts it.
+    public func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput) async throws -> Bool {
         do {
             return try await described {
                 reported.forget(job)
-                guard case .published(let result) = end else {
-                    return try await queue.finish(job, end, event: webhook(end)) != nil
+                guard case .published = end else {
+                    return try await queue.finish(job, end, event: output.webhook(end)) != nil
                 }
                 // In a bucket the row's output is the pointer: this attempt's version prefix, named
                 // under the fence in the same transaction that records the end.
-                let output = JobWorkerConfiguration.output(cdn: cdn, id: job.id, token: job.token)
-                let manifest = FileManager.default.contents(atPath: "\(output)/manifest.json")
-                    ?? result.staging.flatMap { FileManager.default.contents(atPath: "\($0)/manifest.json") } ?? Data("{}".utf8)
-                // Output already in view is an earlier attempt's: adopted, never withdrawn.
-                let renames = result.staging != nil && !S3Location.isURL(cdn) && !FileManager.default.fileExists(atPath: "\(output)/manifest.json")
+                let renamed = Mutex(false)
                 do {
-                    try await queue.publish(job, output: output, manifest: String(decoding: manifest, as: UTF8.self), event: webhook(end), publish)
+                    try await queue.publish(job, output: output.destination, manifest: String(decoding: output.manifest, as: UTF8.self),
+                                            event: output.webhook(end)) {
+                        let did = try await output.publish()
+                        renamed.withLock { $0 = did }
+                    }
                 } catch let error where !(error is JobQueue.FenceLost) {
-                    guard renames, let staging = result.staging, FileManager.default.fileExists(atPath: "\(output)/manifest.json"),
-                          !FileManager.default.fileExists(atPath: staging) else { throw error }
+                    guard renamed.withLock({ $0 }) else { throw error }
                     if try await queue.isPublished(job) { return true }
-                    try StagedDirectory(destination: output, staging: staging).withdraw()
+                    try output.withdraw()
                     throw error
                 }
                 return true

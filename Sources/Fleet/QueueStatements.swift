@@ -18,14 +18,14 @@ enum QueueStatements {
                               ORDER BY run_at, id
                               LIMIT 1
                               FOR UPDATE SKIP LOCKED)
-                RETURNING id, token, attempts, input, input_kind, preset
+                RETURNING id, token, attempts, input, input_kind, preset, upload_id
             ), logged AS (
                 INSERT INTO ingestd_job_events (job_id, event, data)
                 SELECT id, 'claimed', jsonb_build_object('worker', $1::text, 'attempt', attempts) FROM claimed
             )
-            SELECT id, token, attempts, input, input_kind, preset FROM claimed
+            SELECT id, token, attempts, input, input_kind, preset, upload_id FROM claimed
             """
-        typealias Row = (String, Int64, Int, String, String, String)
+        typealias Row = (String, Int64, Int, String, String, String, String?)
         var worker: String
         var leaseSeconds: Double
 

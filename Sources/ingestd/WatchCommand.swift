@@ -108,7 +108,7 @@ struct WatchCommand: AsyncParsableCommand {
                 services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger, timeout: database.callTimeout), logger: logger)))
             }
             store = options.jobs == 0 ? nil : PostgresStore(queue: queue, lease: configuration.lease, maxAttempts: options.maxAttempts,
-                                                           cdn: configuration.cdn, webhooks: configuration.webhooks)
+                                                           webhooks: configuration.webhooks)
             logger.info("feeding the job queue", metadata: ["database": "\(database)", "jobsHere": "\(options.jobs)"])
         }
         let worker = store.map { JobWorker(store: $0, configuration: configuration, metrics: metrics, logger: logger) }

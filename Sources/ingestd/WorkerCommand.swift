@@ -82,7 +82,7 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.bucketInputsOnly = uploads.directory == nil
         configuration.clock = SharedClock(measured: false)  // the database's, from the first upkeep on
         let store = PostgresStore(queue: JobQueue(client: client, logger: logger, timeout: min(database.callTimeout, configuration.lease / 4)), database: database, lease: configuration.lease,
-                                  maxAttempts: options.maxAttempts, cdn: configuration.cdn, webhooks: configuration.webhooks)
+                                  maxAttempts: options.maxAttempts, webhooks: configuration.webhooks)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client)]
         if let endpoint {
             services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger, timeout: database.callTimeout),

@@ -94,7 +94,7 @@ struct DatabaseFaultTests {
                        ('msg_b', 'old-1', 'upload.failed', '{}', 'delivered', now() - interval '6 days'),
                        ('msg_c', 'old-1', 'upload.failed', '{}', 'dead', NULL)
                 """, logger: logger)
-            let store = PostgresStore(queue: queue, worker: "w", lease: .seconds(30), maxAttempts: 3, cdn: "/nonexistent", webhooks: true)
+            let store = PostgresStore(queue: queue, worker: "w", lease: .seconds(30), maxAttempts: 3, webhooks: true)
             _ = try await store.rescue(now: Date())
             let dropped = try await QueueOutbox(client: client, logger: logger).prune(deliveredBefore: Date().addingTimeInterval(-7 * 86_400))
             #expect(dropped == 1)

@@ -40,7 +40,7 @@ import Transcode
             let taken = try #require(try await stores.second.claim(limit: 1).first)
             #expect(taken.id == id && taken.token > lost.token)
             #expect(try await stores.first.renew(lost) == false)
-            #expect(try await stores.first.finish(lost, .rejected(Self.reason), webhook: { _ in nil }) {} == false)
+            #expect(try await stores.first.finish(lost, .rejected(Self.reason), output: .none(lost)) == false)
             #expect(try await stores.state(id) == "running", "still the second worker's")
             #expect(try await stores.second.renew(taken))
         }
@@ -53,13 +53,13 @@ import Transcode
             let first = try #require(try await stores.first.claim(limit: 1).first)
             let retry = policy.end(attempt: first.attempt, Reason(code: "crashed", message: "x", attempts: first.attempt))
             #expect(retry == .retried(Reason(code: "crashed", message: "x", attempts: 1, at: retry.reason!.at), after: .zero))
-            #expect(try await stores.first.finish(first, retry, webhook: { _ in nil }) {})
+            #expect(try await stores.first.finish(first, retry, output: .none(first)))
             #expect(try await stores.state(id) == "queued")
             let second = try #require(try await stores.second.claim(limit: 1).first)
             #expect(second.attempt == 2 && second.token > first.token)
             let end = policy.end(attempt: second.attempt, Reason(code: "crashed", message: "x", attempts: second.attempt))
             guard case .failed = end else { Issue.record("want failed after 2 attempts, got \(end)"); return }
-            #expect(try await stores.second.finish(second, end, webhook: { _ in nil }) {})
+            #expect(try await stores.second.finish(second, end, output: .none(second)))
             #expect(try await stores.state(id) == "failed")
             #expect(try await stores.first.claim(limit: 5).isEmpty)
         }
@@ -69,7 +69,7 @@ import Transcode
         try await withStores(kind, "reject") { stores in
             let id = try await stores.submit("broken_truncated.mp4", "bad.mp4")
             let job = try #require(try await stores.first.claim(limit: 1).first)
-            #expect(try await stores.first.finish(job, .rejected(Self.reason), webhook: { _ in nil }) {})
+            #expect(try await stores.first.finish(job, .rejected(Self.reason), output: .none(job)))
             #expect(try await stores.state(id) == "rejected")
             #expect(try await stores.second.claim(limit: 5).isEmpty)
         }
@@ -96,13 +96,14 @@ import Transcode
             let id = try await stores.submit("hdr_hlg.mp4", "fenced.mp4")
             let holder = try #require(try await stores.first.claim(limit: 1).first)
             let takenInside = Mutex<[ClaimedJob]>([])
-            let recorded = try await stores.first.finish(holder, .published(JobResult(ok: true)), webhook: { _ in nil }) {
+            var output = try stores.staged(holder, "first")
+            output.whilePublishing = {
                 try await stores.expireLease()
                 _ = try await stores.second.rescue(now: Date())
                 let taken = try await stores.second.claim(limit: 1)
                 takenInside.withLock { $0 = taken }
-                try stores.writeOutput(id, "first")
             }
+            let recorded = try await stores.first.finish(holder, .published(JobResult(ok: true)), output: output)
             #expect(recorded && takenInside.withLock { $0.isEmpty }, "nobody takes a job between its fence check and its publish")
             let state = try await stores.state(id)
             #expect(state == "published" && stores.output(id) == "first")
@@ -113,14 +114,11 @@ import Transcode
             _ = try await stores.second.rescue(now: Date())
             let current = try #require(try await stores.second.claim(limit: 1).first)
             let ran = Mutex(false)
-            #expect(try await stores.first.finish(stale, .published(JobResult(ok: true)), webhook: { _ in nil }) {
-                ran.withLock { $0 = true }
-                try stores.writeOutput(next, "stale")
-            } == false)
+            var staleOutput = try stores.staged(stale, "stale")
+            staleOutput.whilePublishing = { ran.withLock { $0 = true } }
+            #expect(try await stores.first.finish(stale, .published(JobResult(ok: true)), output: staleOutput) == false)
             #expect(!ran.withLock { $0 } && stores.output(next) == nil, "the stale attempt published nothing")
-            #expect(try await stores.second.finish(current, .published(JobResult(ok: true)), webhook: { _ in nil }) {
-                try stores.writeOutput(next, "current")
-            })
+            #expect(try await stores.second.finish(current, .published(JobResult(ok: true)), output: try stores.staged(current, "current")))
             let nextState = try await stores.state(next)
             #expect(stores.output(next) == "current" && nextState == "published")
         }

@@ -41,9 +41,16 @@ struct Stores: Sendable {
     /// A worker process on this store (`ingestd watch` or `ingestd worker`), killed when it goes.
     func startWorkerProcess() throws -> WorkerProcess { try WorkerProcess(workerArguments) }
 
-    func writeOutput(_ id: String, _ owner: String) throws {
-        try FileManager.default.createDirectory(atPath: "\(cdn)/\(id)", withIntermediateDirectories: true)
-        try Data(owner.utf8).write(to: URL(fileURLWithPath: "\(cdn)/\(id)/owner"))
+    /// An attempt's output as its job process leaves it: staged beside `CDN/<id>` under the
+    /// attempt's token, with a manifest and a file naming `owner`.
+    func staged(_ job: ClaimedJob, _ owner: String) throws -> AttemptOutput {
+        var output = AttemptOutput(cdn: cdn, id: job.id, token: job.token)
+        let staging = "\(cdn)/\(StagedDirectory.stagingPrefix(of: job.id))\(AttemptOutput.version(token: job.token))"
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        try Data(owner.utf8).write(to: URL(fileURLWithPath: "\(staging)/owner"))
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: "\(staging)/manifest.json"))
+        output.staged(at: staging)
+        return output
     }
 
     func output(_ id: String) -> String? {
@@ -125,9 +132,9 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
         try await DatabaseURL(server.url).withClient(logger: logger) { [logger] client in
             // The contract is about semantics, not latency: a generous deadline for a loaded test machine.
             let queue = JobQueue(client: client, logger: logger, timeout: .seconds(60))
-            let first = PostgresStore(queue: queue, worker: "first", lease: lease, maxAttempts: 3, cdn: cdn, webhooks: false)
-            let second = PostgresStore(queue: queue, worker: "second", lease: lease, maxAttempts: 3, cdn: cdn, webhooks: false)
-            let steady = PostgresStore(queue: queue, worker: "first", lease: Stores.steadyLease, maxAttempts: 3, cdn: cdn, webhooks: false)
+            let first = PostgresStore(queue: queue, worker: "first", lease: lease, maxAttempts: 3, webhooks: false)
+            let second = PostgresStore(queue: queue, worker: "second", lease: lease, maxAttempts: 3, webhooks: false)
+            let steady = PostgresStore(queue: queue, worker: "first", lease: Stores.steadyLease, maxAttempts: 3, webhooks: false)
             try await first.prepare()
             let preset = String(decoding: Preset.builtIn.canonicalJSON(), as: UTF8.self)
             let stores = Stores(

@@ -15,13 +15,18 @@ public struct ClaimedJob: Sendable, Equatable {
     /// Where the job process leaves its result and progress (the spool's `work/<id>/`, which
     /// `status` reads); nil: a private scratch directory.
     public var directory: String?
+    /// The upload's own id (`upload.json`'s) when its producer recorded one (the queue's);
+    /// otherwise the attempt reads it from the upload.
+    public var uploadID: String?
 
-    public init(id: String, token: Int64, attempt: Int, input: TranscodeJob.Input, preset: String? = nil, directory: String? = nil) {
+    public init(id: String, token: Int64, attempt: Int, input: TranscodeJob.Input, preset: String? = nil, directory: String? = nil,
+                uploadID: String? = nil) {
         self.id = id
         self.token = token
         self.attempt = attempt
         self.input = input
         self.preset = preset
         self.directory = directory
+        self.uploadID = uploadID
     }
 }

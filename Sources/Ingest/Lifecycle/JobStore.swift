@@ -16,12 +16,11 @@ public protocol JobStore: Sendable {
     /// Extends the job's lease; false when the token no longer holds (the job was given away).
     func renew(_ job: ClaimedJob) async throws -> Bool
     /// Records how the attempt ended, only while its token holds, and returns whether it did.
-    /// For ``JobEnd/published`` `publish` (the rename into the CDN) runs after the token was
-    /// checked and before the end is recorded, while no other attempt can take the job; a
-    /// throw from it records nothing. `webhook` makes the event recorded with the end (at least
-    /// once), from the end as the store records it.
-    func finish(_ job: ClaimedJob, _ end: JobEnd, webhook: @escaping @Sendable (JobEnd) -> OutboxEvent?,
-                publish: @escaping @Sendable () async throws -> Void) async throws -> Bool
+    /// For ``JobEnd/published`` the output is put in view (``AttemptOutput/publish()``) after
+    /// the token was checked and before the end is recorded, while no other attempt can take
+    /// the job; a throw from it records nothing. The output's webhook for the end, as the store
+    /// records it, is recorded with the end (delivered at least once).
+    func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput) async throws -> Bool
     /// Returns jobs whose lease ran out to the queue (ending those out of attempts as failed);
     /// returns their ids.
     func rescue(now: Date) async throws -> [String]
@@ -48,7 +47,7 @@ public protocol JobStore: Sendable {
 extension JobStore {
     /// Gives the job back without charging an attempt (drain, host not ready).
     public func release(_ job: ClaimedJob) async throws -> Bool {
-        try await finish(job, .released, webhook: { _ in nil }) {}
+        try await finish(job, .released, output: .none(job))
     }
 
     public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {}

@@ -4,7 +4,7 @@ import Transcode
 /// How a ``JobWorker`` runs, whatever its store.
 public struct JobWorkerConfiguration: Sendable {
     /// Where each job is published: a directory (`CDN/<id>/`) or a bucket prefix
-    /// (`s3://bucket/prefix`, see ``output(cdn:id:token:)``).
+    /// (`s3://bucket/prefix`, see ``AttemptOutput``).
     public var cdn: String
     /// Runs each attempt in a job process.
     public var runner: JobRunner
@@ -45,13 +45,6 @@ public struct JobWorkerConfiguration: Sendable {
     /// The directory whose space and permissions jobs need on this host: the CDN directory, or
     /// for a bucket the scratch directory jobs stage in.
     var localRoot: String { remoteCDN ? FileManager.default.temporaryDirectory.path : cdn }
-
-    /// Where an attempt publishes: `CDN/<id>` in a directory (renamed into place); in a bucket,
-    /// which has no rename, the attempt's own version prefix `CDN/<id>/t<token>`, which the
-    /// store's record of the end (the job's row) names once the attempt holds the job.
-    public static func output(cdn: String, id: String, token: Int64) -> String {
-        RemotePath.isRemote(cdn) ? "\(cdn)/\(id)/t\(token)" : "\(cdn)/\(id)"
-    }
 
     public init(cdn: String, runner: JobRunner, preset: Preset, jobs: Int, lease: Duration = .seconds(60),
                 retry: RetryPolicy, grace: Duration, poll: Duration = .seconds(1)) {

@@ -72,8 +72,7 @@ public final class SpoolStore: JobStore {
         return record.token == job.token ? record : nil
     }
 
-    public func finish(_ job: ClaimedJob, _ end: JobEnd, webhook: @escaping @Sendable (JobEnd) -> OutboxEvent?,
-                       publish: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+    public func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput) async throws -> Bool {
         guard var record = try holds(job) else { return false }
         // The lock is kept when this throws, so that the worker may try again (or abandon it).
         let filed = filed(end, id: job.id)
@@ -81,16 +80,16 @@ public final class SpoolStore: JobStore {
         // the two repeats the event on restart (at least once) rather than losing it.
         switch filed {
         case .published(let result):
-            try await publish()
-            var fields: [String: any Sendable] = ["output": "\(cdn)/\(job.id)", "duration": result.durationSeconds ?? 0]
-            if RemotePath.isRemote(cdn) { fields["version"] = try await point(job) }
+            try await output.publish()
+            var fields: [String: any Sendable] = ["output": output.published, "duration": result.durationSeconds ?? 0]
+            if output.isBucket { fields["version"] = try await point(output) }
             events.append("published", job.id, fields)
-            try webhook(filed).map { try outbox?.record($0) }
+            try output.webhook(filed).map { try outbox?.record($0) }
             try spool.finish(record, as: .archive)
         case .rejected(let reason), .failed(let reason):
             let state: SpoolLayout.State = filed.label == "rejected" ? .rejected : .failed
             events.append(filed.label, job.id, ["code": reason.code, "message": reason.message, "attempts": reason.attempts])
-            try webhook(filed).map { try outbox?.record($0) }
+            try output.webhook(filed).map { try outbox?.record($0) }
             record.attempts = reason.attempts
             record.lastError = reason.message
             try spool.finish(record, as: state, reason: reason)
@@ -108,17 +107,16 @@ public final class SpoolStore: JobStore {
     }
 
     /// Creates the job's pointer `CDN/<id>/current.json` (`If-None-Match: *`) naming this
-    /// attempt's prefix, uploaded while it held the job. One that exists already was created by
-    /// an earlier attempt that died before the job was filed: it stands, and is what is
-    /// published. Returns the version the pointer names.
-    private func point(_ job: ClaimedJob) async throws -> String {
+    /// attempt's version prefix, uploaded while it held the job. One that exists already was
+    /// created by an earlier attempt that died before the job was filed: it stands, and is what
+    /// is published. Returns the version the pointer names.
+    private func point(_ output: AttemptOutput) async throws -> String {
         guard let storage else { throw IngestError.cannotWrite(path: cdn, reason: "a bucket CDN, and no object storage configured") }
-        let output = "\(cdn)/\(job.id)", version = JobWorkerConfiguration.output(cdn: cdn, id: job.id, token: job.token)
         do {
-            try await storage.point(output, at: version)
-            return version
+            try await storage.point(output.published, at: output.destination)
+            return output.destination
         } catch is PointerMoved {
-            return try await storage.pointer(of: output)?.version ?? version
+            return try await storage.pointer(of: output.published)?.version ?? output.destination
         }
     }
 

@@ -1,0 +1,141 @@
+import Foundation
+import Transcode
+
+/// What one attempt of a job produces and where it goes: made when the attempt starts, handed
+/// to ``JobStore/finish(_:_:output:)`` at its end. The stores record; this value does every
+/// file operation (publish, withdraw) and builds the webhook body, so both stores fence the
+/// same way and neither reads the output itself.
+///
+/// - A directory CDN: the job process stages beside `CDN/<id>` (in `.<id>.staging-t<token>`)
+///   and ``publish()`` renames the staging into place.
+/// - A bucket CDN (`s3://…`), which has no rename: the attempt uploads to its own version
+///   prefix `CDN/<id>/t<token>`, and the store's record of the end (the job's row, the spool's
+///   pointer) is what names it.
+public struct AttemptOutput: Sendable {
+    public let id: String
+    public let token: Int64
+    /// `CDN/<id>`: where the job is public (for a bucket, the prefix holding its pointer).
+    public let published: String
+    /// Where the job process writes (and what the store records as the job's output): `CDN/<id>`
+    /// (it stages beside it), or in a bucket this attempt's version prefix.
+    public let destination: String
+    public let isBucket: Bool
+    private let cdn: String
+    /// The directory the job process staged in, once it is done (a bucket's: the local copy it uploaded).
+    public private(set) var staging: String?
+    /// The job's manifest, read once when the job process is done; `{}` when there is none.
+    public private(set) var manifest = Data("{}".utf8)
+    /// True when the output was already in view as the attempt ended: an earlier attempt's,
+    /// whose worker died before recording it. It is adopted, never withdrawn.
+    public private(set) var adopted = false
+    /// The upload's own id (`upload.json`'s), for the webhook.
+    public var uploadID: String?
+    /// The clock webhook events are stamped with; nil: the worker records no webhooks.
+    public var webhookClock: SharedClock?
+    /// Runs inside the store's fence once the output is in place; nil in production (the
+    /// contract tests take the lease away there, to show nobody can take the job meanwhile).
+    public var whilePublishing: (@Sendable () async throws -> Void)?
+
+    public init(cdn: String, id: String, token: Int64) {
+        self.id = id
+        self.token = token
+        self.cdn = cdn
+        isBucket = RemotePath.isRemote(cdn)
+        published = "\(cdn)/\(id)"
+        destination = isBucket ? "\(cdn)/\(id)/\(Self.version(token: token))" : "\(cdn)/\(id)"
+    }
+
+    /// The output of an end that publishes nothing (a release before the attempt ran).
+    public static func none(_ job: ClaimedJob) -> AttemptOutput { AttemptOutput(cdn: "", id: job.id, token: job.token) }
+
+    /// The one version-name rule: an attempt's staging suffix and its bucket version prefix
+    /// are `t<token>`, so each attempt's are its own and a larger token is a newer attempt.
+    public static func version(token: Int64) -> String { "t\(token)" }
+
+    /// The token a version name carries; nil for a name of another kind.
+    public static func token(ofVersion name: some StringProtocol) -> Int64? {
+        name.hasPrefix("t") ? Int64(name.dropFirst()) : nil
+    }
+
+    /// The job process is done and left `staging` (nil: nothing staged, or an earlier
+    /// attempt's output already in place): the manifest is read here, once.
+    public mutating func staged(at staging: String?) {
+        self.staging = staging
+        adopted = isInView
+        let sources = adopted ? [destination] : [staging].compactMap { $0 }
+        manifest = sources.lazy.compactMap { FileManager.default.contents(atPath: "\($0)/manifest.json") }.first ?? Data("{}".utf8)
+    }
+
+    /// Puts the output in view; called by the store under the job's fence. Returns whether it
+    /// renamed this attempt's staging into view (what ``withdraw()`` undoes): an output already
+    /// there (adopted) stays and this attempt's staging is discarded; a bucket's is in place.
+    @discardableResult
+    public func publish() async throws -> Bool {
+        var renamed = false
+        if !isBucket, let staging {
+            let staged = StagedDirectory(destination: destination, staging: staging)
+            if adopted || isInView {
+                staged.discard()
+            } else {
+                try staged.publish(synced: true)  // the job process flushed it
+                renamed = true
+            }
+        }
+        try await whilePublishing?()
+        return renamed
+    }
+
+    /// Undoes a ``publish()`` that renamed, for a store that knows its record of the end did
+    /// not happen: the output goes back to its staging name, so nothing stays in view that the
+    /// store does not call published.
+    public func withdraw() throws {
+        guard !isBucket, let staging, !FileManager.default.fileExists(atPath: staging),
+              FileManager.default.fileExists(atPath: "\(destination)/manifest.json") else { return }
+        try StagedDirectory(destination: destination, staging: staging).withdraw()
+    }
+
+    /// Removes the staging the job process left (a published attempt's that the store then
+    /// refused or fenced out).
+    public func discard() {
+        if let staging { try? FileManager.default.removeItem(atPath: staging) }
+    }
+
+    /// Removes what this attempt staged in a directory CDN, found by name: a job process that
+    /// was stopped or killed cannot remove it itself, and left no result to say where it is.
+    /// Only this attempt's own goes (a newer attempt's may be beside it).
+    public func discardStaging() {
+        guard !isBucket else { return }
+        try? FileManager.default.removeItem(atPath: "\(cdn)/\(StagedDirectory.stagingPrefix(of: id))\(Self.version(token: token))")
+    }
+
+    /// Removes the stagings of this job's earlier attempts in a directory CDN (their owners lost
+    /// the job, or were killed; no newer attempt can exist while this one holds the job).
+    public func discardEarlierStagings() {
+        guard !isBucket else { return }
+        let prefix = StagedDirectory.stagingPrefix(of: id)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: cdn)) ?? [] where name.hasPrefix(prefix) {
+            if let attempt = Self.token(ofVersion: name.dropFirst(prefix.count)), attempt >= token { continue }
+            try? FileManager.default.removeItem(atPath: "\(cdn)/\(name)")
+        }
+    }
+
+    /// Whether an earlier attempt already put the output in view (its worker died before
+    /// recording the end): this attempt then only records it.
+    public var isInView: Bool { !isBucket && FileManager.default.fileExists(atPath: "\(destination)/manifest.json") }
+
+    /// The webhook of `end` as the store records it (its reason's message may name where the
+    /// store files the upload): `upload.published`, `upload.rejected` or `upload.failed`; nil
+    /// for an end the backend does not hear of, or when webhooks are off.
+    public func webhook(_ end: JobEnd) -> OutboxEvent? {
+        guard let now = webhookClock?.now() else { return nil }
+        switch end {
+        case .published:
+            return UploadEvent.published(job: id, manifest: manifest, at: now)
+        case .rejected(let reason), .failed(let reason):
+            return UploadEvent.refused("upload.\(end.label)", job: id, uploadID: uploadID, code: reason.code, message: reason.message,
+                                       attempts: reason.attempts, at: now)
+        case .retried, .released:
+            return nil
+        }
+    }
+}

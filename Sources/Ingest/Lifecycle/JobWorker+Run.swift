@@ -1,0 +1,70 @@
+import Foundation
+import Logging
+import Transcode
+
+/// The attempt's job process, and what its outcome means for the job.
+extension JobWorker {
+    /// Runs the job process (stopped when the grace period is over or the lease is lost); a
+    /// bucket CDN's output is then uploaded to the attempt's version prefix. The output learns
+    /// where the job process staged.
+    nonisolated func run(_ job: ClaimedJob, _ prepared: PreparedAttempt, output: inout AttemptOutput, lease: StopFlag,
+                         log: Logger) async -> JobEnd {
+        let progress = Task { await reportProgress(job, path: "\(prepared.directory)/progress.json") }
+        defer { progress.cancel() }
+        let stop = stopFlag
+        let writeTo = output.isBucket ? "\(prepared.directory)/out" : output.destination
+        let outcome = await prepared.runner.run(input: prepared.input, output: writeTo, jobDirectory: prepared.directory,
+                                                stageOnly: true, attempt: job.token) { stop.value || lease.value }
+        switch outcome {
+        case .published(let result):
+            output.staged(at: result.staging)
+            if output.isBucket, let early = await upload(job, output: output, lease: lease, log: log) { return early }
+            return .published(result)
+        case .rejected(let code, let message): return .rejected(Reason(code: code, message: message, attempts: job.attempt))
+        case .retryable(let code, let message): return await retryable(job, code: code, message: message)
+        case .interrupted: return .released
+        }
+    }
+
+    /// Uploads the staged output under this attempt's own version prefix while it holds the
+    /// lease; nothing names the prefix until the store records the end (the sweeper takes it
+    /// otherwise). Nil once uploaded; otherwise how the attempt ends.
+    private nonisolated func upload(_ job: ClaimedJob, output: AttemptOutput, lease: StopFlag, log: Logger) async -> JobEnd? {
+        guard let staging = output.staging else {
+            return configuration.retry.end(attempt: job.attempt, Reason(code: "internal", message: "the job process left no output to upload", attempts: job.attempt))
+        }
+        guard let storage = configuration.storage else { return .released }
+        let stop = stopFlag
+        do {
+            // A lost lease stops the upload: nothing more is sent for an attempt that can never be named.
+            let sent = try await storage.upload(staging, to: output.destination) { !stop.value && !lease.value }
+            log.info("uploaded", metadata: ["to": "\(output.destination)", "objects": "\(sent.objects)", "bytes": "\(sent.bytes)"])
+            return nil
+        } catch {
+            if !stop.value, !lease.value { await hostFault("object storage: \(error)") }
+            return .released
+        }
+    }
+
+    /// A failure that another attempt may not repeat: charged (retried, or failed once the
+    /// attempts are spent), unless it is the host's fault (a full disk, a CDN root gone), when
+    /// the job goes back uncharged.
+    private nonisolated func retryable(_ job: ClaimedJob, code: String, message: String) async -> JobEnd {
+        if code == "no_space" {
+            await hostFault(message, outOfSpace: true)
+            return .released
+        }
+        if let problem = HostHealth(cdn: configuration.localRoot, minFree: .bytes(0), uploads: configuration.uploads).check().problem {
+            await hostFault(problem)
+            return .released
+        }
+        return configuration.retry.end(attempt: job.attempt, Reason(code: code, message: message, attempts: job.attempt))
+    }
+
+    private nonisolated func reportProgress(_ job: ClaimedJob, path: String) async {
+        while !Task.isCancelled {
+            try? await SteadyTimer.sleep(for: .seconds(2))
+            if let progress = JSONFile.read(JobProgress.self, from: path) { await store.progress(job, progress) }
+        }
+    }
+}
