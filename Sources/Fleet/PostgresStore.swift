@@ -160,65 +160,15 @@ public struct PostgresStore: JobStore {
 
     public func abandon(_ job: ClaimedJob) async { reported.forget(job) }
 
-    /// Measured with one round trip, against its midpoint.
-    public func clockOffset() async throws -> Double? {
-        try await described {
-            try await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
-                let sent = Date()
-                let rows = try await connection.query("SELECT extract(epoch FROM clock_timestamp())::float8", logger: logger)
-                for try await database in rows.decode(Double.self) {
-                    let received = Date()
-                    return database - (sent.timeIntervalSince1970 + received.timeIntervalSince1970) / 2
-                }
-                return nil
-            }
-        }
-    }
-
     public func rescue(now: Date) async throws -> [String] {
         let rescued = try await described { try await queue.rescueExpiredLeases(maxAttempts: maxAttempts, webhooks: webhooks) }
         if pruning.isDue() { _ = try? await queue.pruneEvents(olderThan: Self.keepEvents) }
         return rescued
     }
 
-    public func status() async throws -> JobStoreStatus {
-        try await described {
-            try await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
-                try await Self.status(connection, logger: logger)
-            }
-        }
-    }
-
-    /// Jobs by state, from one `GROUP BY` over the table.
-    public static func status(_ connection: PostgresConnection, logger: Logger) async throws -> JobStoreStatus {
-        var status = JobStoreStatus()
-        let rows = try await connection.query("SELECT state, count(*)::bigint FROM ingestd_jobs GROUP BY state", logger: logger)
-        for try await (state, count) in rows.decode((String, Int64).self) {
-            switch state {
-            case "queued": status.queued = Int(count)
-            case "running": status.running = Int(count)
-            case "published": status.published = Int(count)
-            case "rejected": status.rejected = Int(count)
-            case "failed": status.failed = Int(count)
-            default: break
-            }
-        }
-        return status
-    }
-
-    public func depth() async throws -> Int {
-        try await described {
-            try await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
-                let rows = try await connection.query("SELECT count(*)::bigint FROM ingestd_jobs WHERE state = 'queued'", logger: logger)
-                for try await count in rows.decode(Int64.self) { return Int(count) }
-                return 0
-            }
-        }
-    }
-
     /// Runs `body`, turning a database error into a one-line ``QueueError`` (fence losses pass).
     @discardableResult
-    private func described<T>(_ body: () async throws -> T) async throws -> T {
+    func described<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let lost as JobQueue.FenceLost {

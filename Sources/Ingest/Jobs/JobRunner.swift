@@ -52,15 +52,27 @@ public struct JobRunner: Sendable {
                     stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
         let resultPath = "\(jobDirectory)/result.json"
         try? FileManager.default.removeItem(atPath: resultPath)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
         let request = JobRequest(input: input, output: output, preset: presetArgument, resultPath: resultPath,
                                  progressPath: "\(jobDirectory)/progress.json", limits: limits, stageOnly: stageOnly, attempt: attempt,
                                  publishedVersion: publishedVersion)
+        let process: Process
+        do {
+            process = try start(request)
+        } catch {
+            return .retryable(code: "internal", message: "\(error)")
+        }
+        let ending = await wait(for: process, stop: stop)
+        return outcome(of: process, ending, result: JSONFile.read(JobResult.self, from: resultPath), input: input)
+    }
+
+    /// Starts `ingestd job-run` with the request as its argument and the allow-listed environment.
+    private func start(_ request: JobRequest) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
         do {
             process.arguments = ["job-run", try request.argument()]
         } catch {
-            return .retryable(code: "internal", message: "cannot encode the job request: \(error)")
+            throw CannotStart(description: "cannot encode the job request: \(error)")
         }
         process.environment = Self.environment(ProcessInfo.processInfo.environment)
         process.standardInput = FileHandle.nullDevice
@@ -68,40 +80,59 @@ public struct JobRunner: Sendable {
         do {
             try process.run()
         } catch {
-            return .retryable(code: "internal", message: "cannot start job process: \(error)")
+            throw CannotStart(description: "cannot start job process: \(error)")
         }
+        return process
+    }
+
+    private struct CannotStart: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// How a job process's wait ended: on its own, past the timeout, or asked to stop.
+    private struct Ending {
+        var timedOut = false
+        var interrupted = false
+    }
+
+    /// Waits for the job process, asking it to stop (SIGTERM, then SIGKILL `killAfterSeconds`
+    /// later) once `stop` says so or the task is cancelled, and killing it past the timeout.
+    private func wait(for process: Process, stop: @Sendable () -> Bool) async -> Ending {
         let started = ContinuousClock.now
-        var timedOut = false, interrupted = false, killed = false
+        var ending = Ending(), killed = false
         var stopAsked = ContinuousClock.now
         while process.isRunning {
             // Not cut short by cancellation (that would spin): a cancelled wait asks the child
             // to stop like `stop` does, and still waits for it.
             await SteadyTimer.pause(for: .milliseconds(100))
-            if !interrupted, stop() || Task.isCancelled {
-                interrupted = true
+            if !ending.interrupted, stop() || Task.isCancelled {
+                ending.interrupted = true
                 stopAsked = .now
                 kill(process.processIdentifier, SIGTERM)
             }
-            if interrupted, !killed, ContinuousClock.now - stopAsked > .seconds(killAfterSeconds) {
+            if ending.interrupted, !killed, ContinuousClock.now - stopAsked > .seconds(killAfterSeconds) {
                 killed = true
                 kill(process.processIdentifier, SIGKILL)
             }
-            if !timedOut, ContinuousClock.now - started > .seconds(timeoutSeconds) {
-                timedOut = true
+            if !ending.timedOut, ContinuousClock.now - started > .seconds(timeoutSeconds) {
+                ending.timedOut = true
                 kill(process.processIdentifier, SIGKILL)
             }
         }
         process.waitUntilExit()
-        let result = JSONFile.read(JobResult.self, from: resultPath)
-        if timedOut {
+        return ending
+    }
+
+    /// The attempt's outcome from how the job process ended, its exit status and its result.
+    private func outcome(of process: Process, _ ending: Ending, result: JobResult?, input: TranscodeJob.Input) -> JobOutcome {
+        if ending.timedOut {
             return .retryable(code: "timeout", message: "\(input.description): no result within the \(Int(timeoutSeconds)) s job timeout")
         }
         if process.terminationReason == .uncaughtSignal {
-            if interrupted { return .interrupted }
+            if ending.interrupted { return .interrupted }
             return .retryable(code: "crashed", message: "\(input.description): job process killed by signal \(process.terminationStatus)")
         }
-        let status = ExitStatus(rawValue: process.terminationStatus)
-        switch status {
+        switch ExitStatus(rawValue: process.terminationStatus) {
         case .success?:
             return result.map(JobOutcome.published) ?? .retryable(code: "internal", message: "job process left no result")
         case .badInput?:
