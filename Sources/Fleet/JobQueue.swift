@@ -2,6 +2,7 @@ import Foundation
 import Ingest
 import Logging
 import PostgresNIO
+import Transcode
 
 /// The job queue in PostgreSQL, the way Oban, River and Graphile Worker do it: a claim takes the
 /// oldest due row with `FOR UPDATE SKIP LOCKED` on a partial index; a claimed job holds a lease
@@ -99,6 +100,26 @@ public struct JobQueue: Sendable {
                                                     logger: logger)
             for try await _ in rows { return true }
             return false
+        }
+    }
+
+    /// Job `id` from its row: the running attempt's progress only when it is that attempt's
+    /// own (0 before its first report), the published manifest as the row keeps it.
+    public func job(_ id: String) async throws -> JobSnapshot? {
+        try await client.withConnection(within: timeout) { [logger] connection in
+            let rows = try await connection.query("""
+                SELECT state, attempts, output, manifest::text, reason::text,
+                       CASE WHEN state = 'running' THEN CASE WHEN progress_token = token THEN progress ELSE 0 END END
+                  FROM ingestd_jobs WHERE id = \(id)
+                """, logger: logger)
+            for try await (state, attempts, output, manifest, reason, progress)
+                in rows.decode((String, Int, String?, String?, String?, Int?).self) {
+                guard let state = JobSnapshot.State(rawValue: state) else { return nil }
+                func decoded<T: Decodable>(_ text: String?) -> T? { text.flatMap { try? JSONDecoder().decode(T.self, from: Data($0.utf8)) } }
+                return JobSnapshot(id: id, state: state, attempts: attempts, progress: state == .published ? 100 : progress,
+                                   reason: decoded(reason), output: state == .published ? output : nil, manifest: decoded(manifest))
+            }
+            return nil
         }
     }
 

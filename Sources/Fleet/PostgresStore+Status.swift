@@ -6,6 +6,10 @@ import PostgresNIO
 /// What the store measures for the worker's upkeep and for `status`: jobs by state, the
 /// queue's depth, the database's clock.
 extension PostgresStore {
+    public func job(_ id: String) async throws -> JobSnapshot? {
+        try await described { try await queue.job(id) }
+    }
+
     public func status() async throws -> JobStoreStatus {
         try await described {
             try await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in

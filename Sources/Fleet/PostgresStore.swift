@@ -145,7 +145,7 @@ public struct PostgresStore: JobStore {
     /// changed; best effort: bounded by the queue's timeout, a failure is dropped (and retried
     /// at the next report), never the job's.
     public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {
-        let percent = Int((max(0, min(1, progress.fraction)) * 100).rounded(.down))
+        let percent = JobSnapshot.percent(progress.fraction)
         guard reported.changes(job, to: percent) else { return }
         let written = try? await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
             let rows = try await connection.query("""

@@ -18,11 +18,6 @@ public struct QueueStatus: Codable, Sendable {
         public var progress: Int?
     }
 
-    public struct Reason: Codable, Sendable {
-        public var code: String
-        public var message: String
-    }
-
     /// Jobs by state, in the words every store uses.
     public var states: JobStoreStatus
     public var counts: [String: Int]

@@ -68,9 +68,15 @@ import Transcode
     @Test(arguments: kinds) func aRejectedJobIsNeverRetried(_ kind: StoreKind) async throws {
         try await withStores(kind, "reject") { stores in
             let id = try await stores.submit("broken_truncated.mp4", "bad.mp4")
+            #expect(try await stores.first.job(id) == JobSnapshot(id: id, state: .queued, attempts: 0))
             let job = try #require(try await stores.first.claim(limit: 1).first)
+            #expect(try await stores.second.job(id) == JobSnapshot(id: id, state: .running, attempts: 1, progress: 0))
             #expect(try await stores.first.finish(job, .rejected(Self.reason), output: .none(job)))
             #expect(try await stores.state(id) == "rejected")
+            let ended = try #require(try await stores.second.job(id), "one read of a job, whatever the store")
+            #expect(ended.state == .rejected && ended.attempts == 1 && ended.reason?.code == Self.reason.code
+                    && ended.reason?.message == Self.reason.message)
+            #expect(try await stores.second.job("no-such-job") == nil)
             #expect(try await stores.second.claim(limit: 5).isEmpty)
         }
     }

@@ -26,6 +26,9 @@ public protocol JobStore: Sendable {
     func rescue(now: Date) async throws -> [String]
     /// How many jobs are in each state.
     func status() async throws -> JobStoreStatus
+    /// What job `id` is now (state, attempts, progress, reason, output); nil when the store has
+    /// no such job.
+    func job(_ id: String) async throws -> JobSnapshot?
     /// Jobs waiting to be claimed (the queue-depth metric, measured at every upkeep).
     func depth() async throws -> Int
     /// Notes an attempt's progress where operators read it (the spool's event log).

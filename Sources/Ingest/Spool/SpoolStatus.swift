@@ -54,7 +54,7 @@ public struct SpoolStatus: Codable, Sendable {
             guard state == .rejected || state == .failed else { continue }
             for id in ids {
                 if let reason = JSONFile.read(Reason.self, from: "\(layout.job(id, in: state))/reason.json") {
-                    ended.append((reason.at, Ended(id: id, state: state.rawValue, reason: reason)))
+                    ended.append((reason.at ?? .distantPast, Ended(id: id, state: state.rawValue, reason: reason)))
                 }
             }
         }

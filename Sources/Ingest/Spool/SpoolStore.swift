@@ -1,4 +1,5 @@
 import Foundation
+import Transcode
 import Synchronization
 
 /// The spool's jobs, `work/<id>/`: a job is queued while no process holds its `flock` and
@@ -149,6 +150,31 @@ public final class SpoolStore: JobStore {
         let running = work.filter { JobLock.isHeld(directory: layout.job($0)) }.count
         return JobStoreStatus(queued: work.count - running + visibleEntries(layout.incoming).count, running: running,
                               published: count(.archive), rejected: count(.rejected), failed: count(.failed))
+    }
+
+    public func job(_ id: String) async throws -> JobSnapshot? { Self.job(id, layout: layout, cdn: cdn) }
+
+    /// Job `id` from the folder it is in: `archive/` published, `rejected/` or `failed/` with
+    /// its `reason.json`, `work/` running while locked (with its progress) or queued.
+    public static func job(_ id: String, layout: SpoolLayout, cdn: String?) -> JobSnapshot? {
+        var info = stat()
+        func record(_ directory: String) -> JobRecord? { JSONFile.read(JobRecord.self, from: "\(directory)/job.json") }
+        if lstat(layout.job(id, in: .archive), &info) == 0 {
+            let manifest = cdn.flatMap { RemotePath.isRemote($0) ? nil : JSONFile.read(ReadyManifest.self, from: "\($0)/\(id)/manifest.json") }
+            return JobSnapshot(id: id, state: .published, attempts: (record(layout.job(id, in: .archive))?.attempts ?? 0) + 1,
+                               progress: 100, output: cdn.map { "\($0)/\(id)" }, manifest: manifest)
+        }
+        for state in [SpoolLayout.State.rejected, .failed] where lstat(layout.job(id, in: state), &info) == 0 {
+            let reason = JSONFile.read(Reason.self, from: "\(layout.job(id, in: state))/reason.json")
+            return JobSnapshot(id: id, state: state == .rejected ? .rejected : .failed, attempts: reason?.attempts ?? 0, reason: reason)
+        }
+        guard lstat(layout.job(id), &info) == 0 else { return nil }
+        let queued = record(layout.job(id))
+        guard JobLock.isHeld(directory: layout.job(id)) else {
+            return JobSnapshot(id: id, state: .queued, attempts: queued?.attempts ?? 0)
+        }
+        let progress = JSONFile.read(JobProgress.self, from: "\(layout.job(id))/progress.json")
+        return JobSnapshot(id: id, state: .running, attempts: (queued?.attempts ?? 0) + 1, progress: JobSnapshot.percent(progress?.fraction ?? 0))
     }
 
     public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {

@@ -140,13 +140,4 @@ struct FleetUploadRows: Sendable {
             DELETE FROM ingestd_uploads WHERE id = \(id) AND part = \(part) AND (writer IS NULL OR lease_until < now()) RETURNING 1
             """)
     }
-
-    /// The job's row: state, output, manifest and reason (as JSON text).
-    func job(_ id: String) async throws -> (state: String, output: String?, manifest: String?, reason: String?)? {
-        try await client.withConnection(within: timeout) { [logger] connection in
-            let rows = try await connection.query("SELECT state, output, manifest::text, reason::text FROM ingestd_jobs WHERE id = \(id)", logger: logger)
-            for try await row in rows.decode((String, String?, String?, String?).self) { return row }
-            return nil
-        }
-    }
 }
