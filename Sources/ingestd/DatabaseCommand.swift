@@ -25,15 +25,9 @@ struct DatabaseCommand: AsyncParsableCommand {
         func run() async throws {
             let database = try databaseOption.resolve()
             let logger = Log.make(label: "ingestd.db")
-            do {
-                let applied = try await database.withClient(logger: logger) { client in
-                    try await QueueSchema.migrate(client, logger: logger)
-                }
-                print(applied.isEmpty ? "schema is up to date (version \(QueueSchema.latest))"
-                                      : "applied migrations \(applied.map(String.init).joined(separator: ", ")); schema version \(QueueSchema.latest)")
-            } catch {
-                throw Report.fail(QueueUnavailable(database: database, error: error), json: false)
-            }
+            let applied = try await database.migrate(logger: logger)
+            print(applied.isEmpty ? "schema is up to date (version \(QueueSchema.latest))"
+                                  : "applied migrations \(applied.map(String.init).joined(separator: ", ")); schema version \(QueueSchema.latest)")
         }
     }
 }

@@ -21,8 +21,8 @@ struct QueueBenchCommand: AsyncParsableCommand {
         let database = try databaseOption.resolve()
         let logger = Log.make(label: "ingestd.bench")
         let (jobs, claimers, pickups, planRows) = (jobs, claimers, pickups, planRows)
+        try await database.migrate(logger: logger)
         let report = try await database.withClient(logger: logger) { client -> [String: String] in
-            try await QueueSchema.migrate(client, logger: logger)
             let queue = JobQueue(client: client, logger: logger, timeout: database.callTimeout)
             let throughput = try await QueueBenchmark.throughput(queue, jobs: jobs, claimers: claimers, logger: logger)
             let pickup = try await QueueBenchmark.pickup(queue, rounds: pickups, logger: logger).sorted()

@@ -25,11 +25,7 @@ extension ServeCommand {
         if let cdn, !S3Location.isURL(cdn) { throw ValidationError("fleet mode: --cdn must be the workers' s3://bucket/prefix") }
         let client = try storage.client()
         let database = try databaseOption.resolve(jobs: 8)
-        do {
-            _ = try await database.withClient(logger: logger) { try await QueueSchema.migrate($0, logger: logger) }
-        } catch {
-            throw Report.fail(QueueUnavailable(database: database, error: error), json: false)
-        }
+        try await database.migrate(logger: logger)
         let postgres = database.makeClient(logger: logger)
         let fleet = UploadServer.Fleet(client: postgres, timeout: database.callTimeout, storage: client, uploads: root,
                                        cdn: cdn.map(StorageOption.trimmed), scratch: scratch)

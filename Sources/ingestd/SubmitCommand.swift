@@ -108,9 +108,9 @@ struct SubmitCommand: AsyncParsableCommand {
         } catch {
             throw Report.fail(error, json: json)
         }
+        try await database.migrate(logger: logger, json: json)
         do {
             try await database.withClient(logger: logger) { client in
-                try await QueueSchema.migrate(client, logger: logger)
                 try await JobQueue(client: client, logger: logger, timeout: database.callTimeout).enqueue(queued)
             }
         } catch {

@@ -91,9 +91,7 @@ struct WatchCommand: AsyncParsableCommand {
             store = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox, storage: storage)
         } else {
             let database = try databaseOption.resolve(jobs: options.jobs)
-            let client = database.makeClient(logger: logger)
-            let queue = JobQueue(client: client, logger: logger, timeout: database.callTimeout)
-            try await Self.migrate(database)
+            try await database.migrate(logger: logger)  // a wrong URL fails at once
             // The queue's inputs are this spool's queued/ entries: the spool is their uploads root
             // (give the fleet's workers --uploads SPOOL).
             let uploads = try Report.catching { () throws -> UploadsRoot in
@@ -102,13 +100,11 @@ struct WatchCommand: AsyncParsableCommand {
                 return root
             }
             configuration.uploads = uploads
-            handOff = QueueHandOff(queue: queue, preset: String(decoding: preset.canonicalJSON(), as: UTF8.self))
-            services.append(.init(service: client))
-            if let endpoint {
-                services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger, timeout: database.callTimeout), logger: logger)))
-            }
-            store = options.jobs == 0 ? nil : PostgresStore(queue: queue, lease: configuration.lease, maxAttempts: options.maxAttempts,
-                                                           webhooks: configuration.webhooks)
+            let fleet = FleetWiring(database: database, configuration: &configuration, maxAttempts: options.maxAttempts, endpoint: endpoint,
+                                    measuresClock: options.jobs > 0, logger: logger)
+            handOff = QueueHandOff(queue: fleet.queue, preset: String(decoding: preset.canonicalJSON(), as: UTF8.self))
+            services += fleet.services
+            store = options.jobs == 0 ? nil : fleet.store
             logger.info("feeding the job queue", metadata: ["database": "\(database)", "jobsHere": "\(options.jobs)"])
         }
         let worker = store.map { JobWorker(store: $0, configuration: configuration, metrics: metrics, logger: logger) }
@@ -116,15 +112,6 @@ struct WatchCommand: AsyncParsableCommand {
                                                    handOff: handOff, worker: worker, metrics: metrics, logger: logger)))
         if let worker { services.append(.init(service: worker)) }
         try await options.run(services, metrics: metrics, readyWindow: .seconds(10), logger: logger)
-    }
-
-    /// Applies the queue's migrations before the daemon starts, so a wrong URL fails at once.
-    private static func migrate(_ database: DatabaseURL) async throws {
-        do {
-            _ = try await database.withClient(logger: Logger(label: "ingestd.db")) { try await QueueSchema.migrate($0, logger: Logger(label: "ingestd.db")) }
-        } catch {
-            throw Report.fail(QueueUnavailable(database: database, error: error), json: false)
-        }
     }
 }
 

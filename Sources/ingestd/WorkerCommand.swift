@@ -73,23 +73,16 @@ struct WorkerCommand: AsyncParsableCommand {
         let database = try databaseOption.resolve(jobs: options.jobs)
         let logger = Log.make(label: "ingestd.worker", format: options.logFormat, defaultLevel: .info)
         let endpoint = try Report.catching { try options.webhookOption.endpoint() }
-        let client = database.makeClient(logger: logger)
         let metrics = WorkerMetrics()
         var configuration = options.configuration(preset: .builtIn, presetArgument: "default", lease: .seconds(lease), poll: .seconds(poll))
         configuration.uploads = uploads.directory
         configuration.bucketUploads = uploads.bucket
         configuration.storage = storage
         configuration.bucketInputsOnly = uploads.directory == nil
-        configuration.clock = SharedClock(measured: false)  // the database's, from the first upkeep on
-        let store = PostgresStore(queue: JobQueue(client: client, logger: logger, timeout: min(database.callTimeout, configuration.lease / 4)), database: database, lease: configuration.lease,
-                                  maxAttempts: options.maxAttempts, webhooks: configuration.webhooks)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client)]
-        if let endpoint {
-            services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: QueueOutbox(client: client, logger: logger, timeout: database.callTimeout),
-                                                        clock: configuration.clock, logger: logger)))
-        }
-        services.append(.init(service: JobWorker(store: store, configuration: configuration, metrics: metrics, logger: logger),
-                              successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup))
+        let fleet = FleetWiring(database: database, configuration: &configuration, maxAttempts: options.maxAttempts, endpoint: endpoint,
+                                measuresClock: true, logger: logger)
+        let worker = JobWorker(store: fleet.store, configuration: configuration, metrics: metrics, logger: logger)
+        let services = fleet.services + [fleet.worker(worker)]
         do {
             try await options.run(services, metrics: metrics, readyWindow: .seconds(max(10, poll * 5, lease / 2)), logger: logger)
         } catch {
