@@ -25,44 +25,18 @@ public struct JobQueue: Sendable {
         self.timeout = timeout
     }
 
-    /// A new job: an upload on shared storage and the preset to encode it with.
-    public struct Submission: Sendable {
-        /// How `input` names the upload.
-        public enum Kind: String, Sendable {
-            /// A video file or an upload directory.
-            case path
-            /// The one entry of this directory, whatever bytes its name is made of.
-            case soleEntryOf = "sole_entry_of"
-        }
-
-        public var id: String
-        public var input: String
-        public var kind: Kind
-        public var preset: String
-        /// The `id` in an upload directory's `upload.json` (``Upload/declaredID(of:)``), which the
-        /// job's webhooks carry as `uploadId`.
-        public var uploadID: String?
-
-        public init(id: String, input: String, kind: Kind = .path, preset: String, uploadID: String? = nil) {
-            self.id = id
-            self.input = input
-            self.kind = kind
-            self.preset = preset
-            self.uploadID = uploadID
-        }
-    }
-
     // MARK: producers
 
     /// Queues `jobs` in one transaction (all or none) and wakes idle workers. A job whose id is
     /// already queued is left as it is, so a producer that died after queueing may queue again.
-    public func enqueue(_ jobs: [Submission]) async throws {
+    public func enqueue(_ jobs: [NewJob]) async throws {
         try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
             var anyNew = false
             for job in jobs {
+                let (input, kind) = Self.columns(of: job.input)
                 let inserted = try await connection.query("""
                     INSERT INTO ingestd_jobs (id, state, input, input_kind, preset, upload_id)
-                    VALUES (\(job.id), 'queued', \(job.input), \(job.kind.rawValue), \(job.preset), \(job.uploadID))
+                    VALUES (\(job.id), 'queued', \(input), \(kind), \(job.preset), \(job.uploadID))
                     ON CONFLICT (id) DO NOTHING RETURNING 1
                     """, logger: logger)
                 var isNew = false
@@ -70,10 +44,18 @@ public struct JobQueue: Sendable {
                 guard isNew else { continue }
                 anyNew = true
                 try await connection.query("""
-                    INSERT INTO ingestd_job_events (job_id, event, data) VALUES (\(job.id), 'queued', jsonb_build_object('input', \(job.input)::text))
+                    INSERT INTO ingestd_job_events (job_id, event, data) VALUES (\(job.id), 'queued', jsonb_build_object('input', \(input)::text))
                     """, logger: logger)
             }
             if anyNew { try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
+        }
+    }
+
+    /// The row's `input` and `input_kind`: `path`, or `sole_entry_of` a holder directory.
+    static func columns(of input: TranscodeJob.Input) -> (String, String) {
+        switch input {
+        case .path(let path): (path, "path")
+        case .soleEntry(let holder): (holder, "sole_entry_of")
         }
     }
 
@@ -85,7 +67,7 @@ public struct JobQueue: Sendable {
         try await client.withConnection(within: timeout) { [logger] connection in
             let rows = try await connection.execute(QueueStatements.Claim(worker: worker, leaseSeconds: lease.seconds), logger: logger)
             for try await (id, token, attempts, input, kind, preset, uploadID) in rows {
-                let source: TranscodeJob.Input = kind == Submission.Kind.soleEntryOf.rawValue ? .soleEntry(of: input) : .path(input)
+                let source: TranscodeJob.Input = kind == "sole_entry_of" ? .soleEntry(of: input) : .path(input)
                 return ClaimedJob(id: id, token: token, attempt: attempts, input: source, preset: preset, uploadID: uploadID)
             }
             return nil

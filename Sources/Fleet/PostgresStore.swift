@@ -86,6 +86,10 @@ public struct PostgresStore: JobStore {
         }
     }
 
+    public func enqueue(_ jobs: [NewJob]) async throws {
+        try await described { try await queue.enqueue(jobs) }
+    }
+
     public func renew(_ job: ClaimedJob) async throws -> Bool {
         try await described { try await queue.heartbeat(job, lease: lease) }
     }

@@ -65,7 +65,7 @@ public enum QueueBenchmark {
         for round in 0..<rounds {
             try await Task.sleep(for: .milliseconds(100))
             let submitted = ContinuousClock.now
-            try await queue.enqueue([.init(id: "pickup-\(UInt32.random(in: 0...UInt32.max))-\(round)", input: "/dev/null", preset: "{}")])
+            try await queue.enqueue([.init(id: "pickup-\(UInt32.random(in: 0...UInt32.max))-\(round)", input: .path("/dev/null"), preset: "{}")])
             while true {
                 _ = await iterator.next()
                 if let claim = try await queue.claim(worker: "bench/pickup", lease: .seconds(30)) {

@@ -4,22 +4,17 @@ import Logging
 /// The spool daemon's hand-off to the fleet (`ingestd watch --database`): each checked upload
 /// becomes a job row whose input is the spool's `queued/<id>/upload` on shared storage.
 public struct QueueHandOff: JobHandOff {
-    let queue: JobQueue
-    /// The preset every handed-off upload is encoded with, as canonical JSON.
-    let preset: String
+    let store: PostgresStore
+    /// The door every upload goes through, with the daemon's preset.
+    let submitter: Submitter
 
-    public init(queue: JobQueue, preset: String) {
-        self.queue = queue
-        self.preset = preset
+    public init(store: PostgresStore, submitter: Submitter) {
+        self.store = store
+        self.submitter = submitter
     }
 
     public func enqueue(id: String, soleEntryOf holder: String) async throws {
-        do {
-            try await queue.enqueue([.init(id: id, input: holder, kind: .soleEntryOf, preset: preset,
-                                           uploadID: Upload.declaredID(of: .soleEntry(of: holder)))])
-        } catch {
-            throw QueueError(description: describeDatabaseError(error))
-        }
+        try await submitter.submit([submitter.job(.soleEntry(of: holder), id: id)], to: store)
     }
 }
 

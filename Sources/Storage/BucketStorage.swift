@@ -14,6 +14,12 @@ public struct BucketStorage: RemoteStorage {
         return try await ObjectInput(client: client).fetch(location, into: directory, limits: limits)
     }
 
+    public func check(_ input: String, limits: Preset.Limits) async throws -> (url: String, name: String) {
+        guard let location = try S3Location(url: input) else { throw IngestError.inputMissing(path: input) }
+        _ = try await ObjectInput(client: client).check(location, limits: limits)
+        return (location.description, location.name)
+    }
+
     public func upload(_ directory: String, to output: String,
                        while stillWanted: @escaping @Sendable () -> Bool) async throws -> (objects: Int, bytes: Int64) {
         try await BucketPublisher(client: client).upload(directory, to: try Self.prefix(output), while: stillWanted)

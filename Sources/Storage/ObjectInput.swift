@@ -10,9 +10,6 @@ import Transcode
 /// local name only if it is a plain one (no `/`, no leading `.`, no control characters).
 public struct ObjectInput: Sendable {
     public let client: S3Client
-    /// Most objects one upload directory may hold.
-    public static let maxObjects = 64
-
     public init(client: S3Client) { self.client = client }
 
     /// What an upload in a bucket is, from S3's answers alone (nothing downloaded).
@@ -33,13 +30,13 @@ public struct ObjectInput: Sendable {
             return .file(location, size: info.size)
         }
         let base = location.key.isEmpty || location.key.hasSuffix("/") ? location.key : location.key + "/"
-        let listed = try await client.list(S3Location(bucket: location.bucket, key: base), atMost: Self.maxObjects + 1)
+        let listed = try await client.list(S3Location(bucket: location.bucket, key: base), atMost: admission.maxUploadFiles + 1)
         guard let manifest = listed.first(where: { $0.key == base + Upload.manifestName }) else {
             throw IngestError.inputMissing(path: location.description)
         }
-        guard listed.count <= Self.maxObjects else {
+        guard listed.count <= admission.maxUploadFiles else {
             throw TranscodeError.limitExceeded(path: location.description, limit: "files", measured: "\(listed.count) objects",
-                                               allowed: "\(Self.maxObjects)")
+                                               allowed: "\(admission.maxUploadFiles)")
         }
         guard manifest.size <= Upload.maxManifestBytes else {
             throw IngestError.badUpload(path: location.description, field: "(file)", reason: "\(Upload.manifestName) is over \(Upload.maxManifestBytes) bytes")

@@ -37,6 +37,10 @@ struct TusHandler: Sendable {
             guard let text = request.headers[.uploadLength], let length = Int64(text), length >= 0 else {
                 throw TusRefusal(.badRequest, "bad_length", "Upload-Length (a non-negative integer) is required")
             }
+            let files = Admission(limits: configuration.preset.limits).maxUploadFiles
+            guard token.files <= files else {
+                throw TusRefusal(.contentTooLarge, "too_many_files", "this upload's link allows \(token.files) files; the preset allows at most \(files)")
+            }
             let limit = min(token.maxBytes, configuration.maxBytes)
             guard length <= limit else {
                 throw TusRefusal(.contentTooLarge, "too_large", "Upload-Length \(length) bytes passes this upload's limit of \(limit) bytes")

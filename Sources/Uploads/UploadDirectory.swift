@@ -11,12 +11,15 @@ import Ingest
 ///     uploading/<id>/job/upload/<name>         a lone video file's bytes, or
 ///     uploading/<id>/job/upload/<id>/<name>    an upload set's files (upload.json, clips, sound track)
 ///
-/// When the last byte of the last file lands, `job/` is renamed to `work/<id>`: the spool then
-/// holds a job with the token's id, already laid out as the spool lays out its jobs, and nothing
-/// can enqueue it twice (the rename happens once; a crash before it is finished on the next
-/// request).
+/// When the last byte of the last file lands, the upload goes through the one door
+/// (``Submitter``) and `job/`, its record written, is renamed to `work/<id>` (``Spool/admit(_:)``):
+/// the spool then holds a job with the token's id, already laid out as the spool lays out its
+/// jobs, and nothing can enqueue it twice (the rename happens once; a crash before it is
+/// finished on the next request).
 struct UploadDirectory: Sendable {
     let layout: SpoolLayout
+    /// The door, with `serve`'s preset (the spool runs the job with its daemon's own).
+    var submitter = Submitter(preset: .builtIn)
 
     var root: String { "\(layout.root)/uploading" }
     func directory(_ id: String) -> String { "\(root)/\(id)" }
@@ -103,8 +106,8 @@ struct UploadDirectory: Sendable {
     }
 
     /// Hands the set to the spool once every one of its files is complete: `job/` becomes
-    /// `work/<id>` (the spool writes its `job.json` when it adopts it). Idempotent, and safe to
-    /// call after any write: returns whether the job is (now) enqueued.
+    /// `work/<id>` with its `job.json`. Idempotent, and safe to call after any write: returns
+    /// whether the job is (now) enqueued.
     @discardableResult
     func enqueueIfComplete(_ id: String) throws -> Bool {
         guard let set = set(id), !set.terminated else { return false }
@@ -115,9 +118,7 @@ struct UploadDirectory: Sendable {
         defer { lock.release() }
         var info = stat()
         guard lstat(job(id), &info) == 0 else { return true }
-        let target = layout.job(id)
-        guard rename(job(id), target) == 0 else { throw IngestError.cannotWrite(path: target, reason: String(cString: strerror(errno))) }
-        try Durability.syncDirectory(layout.directory(.work))
+        try Spool(layout: layout).admit(submitter.job(.soleEntry(of: "\(job(id))/upload"), id: id))
         try Durability.syncDirectory(directory(id))
         return true
     }

@@ -19,11 +19,15 @@ public struct UploadLink: Sendable, Codable, Equatable {
     /// Signs the links for job `id` on `server` (`https://uploads.example.com`, no trailing path):
     /// one video file, or with `files` > 1 an upload set (`upload.json`, its clips and sound track,
     /// each a tus upload to the same URL; the job starts when all are complete).
-    public init(id: String, server: String, secret: [UInt8], maxBytes: Int64 = Preset.builtIn.limits.maxBytes, files: Int = 1,
-                expiresIn: TimeInterval = 24 * 3600, now: Date = Date()) throws(UploadLinkError) {
+    /// `limits`: the preset's, as `serve` holds uploads to them (the ceiling of `maxBytes`, which
+    /// defaults to it, and of `files`).
+    public init(id: String, server: String, secret: [UInt8], limits: Preset.Limits = Preset.builtIn.limits, maxBytes: Int64? = nil,
+                files: Int = 1, expiresIn: TimeInterval = 24 * 3600, now: Date = Date()) throws(UploadLinkError) {
+        let maxBytes = maxBytes ?? limits.maxBytes
+        let maxFiles = Admission(limits: limits).maxUploadFiles
         guard UploadToken.isValidID(id) else { throw .badID(id) }
-        guard (1...Preset.builtIn.limits.maxBytes).contains(maxBytes) else { throw .badLimit(maxBytes) }
-        guard (1...UploadToken.maxFiles).contains(files) else { throw .badFiles(files) }
+        guard (1...limits.maxBytes).contains(maxBytes) else { throw .badLimit(maxBytes, ceiling: limits.maxBytes) }
+        guard (1...maxFiles).contains(files) else { throw .badFiles(files, ceiling: maxFiles) }
         guard expiresIn > 0, expiresIn <= 7 * 24 * 3600 else { throw .badExpiry(expiresIn) }
         var base = server
         while base.hasSuffix("/") { base.removeLast() }
@@ -40,12 +44,13 @@ public struct UploadLink: Sendable, Codable, Equatable {
 }
 
 public enum UploadLinkError: Error, CustomStringConvertible {
-    case badID(String), badLimit(Int64), badFiles(Int), badExpiry(TimeInterval), badServer(String)
+    case badID(String), badLimit(Int64, ceiling: Int64), badFiles(Int, ceiling: Int), badExpiry(TimeInterval), badServer(String)
     public var description: String {
         switch self {
         case .badID(let id): "--id \(id): 1 to 64 of A-Z a-z 0-9 _ -, not starting with -"
-        case .badLimit(let n): "--max-bytes \(n): 1 to \(Preset.builtIn.limits.maxBytes) (the upload limit)"
-        case .badFiles(let n): "--files \(n): 1 (a video file), or 2 to \(UploadToken.maxFiles) (upload.json and the clips and sound track it names)"
+        case .badLimit(let n, let ceiling): "--max-bytes \(n): 1 to \(ceiling) (the preset's upload limit)"
+        case .badFiles(let n, let ceiling):
+            "--files \(n): 1 (a video file), or 2 to \(ceiling) (upload.json and the clips and sound track it names, as the preset allows)"
         case .badExpiry(let s): "--expires \(Int(s)) s: more than 0 and at most 7 days"
         case .badServer(let s): "--server \(s): an http(s) URL with a host and no query, such as https://uploads.example.com"
         }

@@ -4,6 +4,7 @@ import Ingest
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Transcode
 
 /// `ingestd serve`: a tus 1.0 server for the app's phones (core protocol plus `creation`,
 /// `creation-with-upload`, `expiration`, `termination` and `checksum`), the job status API the
@@ -20,8 +21,11 @@ public enum UploadServer {
         public var cdn: String?
         public var publicURL: String?
         public var secret: [UInt8]
-        /// No upload may declare more (a token may allow less).
-        public var maxBytes: Int64
+        /// The preset uploads are held to (`serve --preset`): no upload may declare more bytes
+        /// than its limit (a token may allow less), nor more files; a fleet queues each upload
+        /// with it.
+        public var preset: Preset
+        public var maxBytes: Int64 { preset.limits.maxBytes }
         /// Requests writing bytes at once; more are answered 503 with `Retry-After`.
         public var maxUploads: Int
         /// A connection that sends nothing for this long is closed; a body must bring at least
@@ -30,14 +34,14 @@ public enum UploadServer {
         public var minBytesPerSecond: Int
 
         public init(host: String, port: Int, spool: String, cdn: String? = nil, publicURL: String? = nil, secret: [UInt8],
-                    maxBytes: Int64, maxUploads: Int = 256, readTimeout: Duration = .seconds(30), minBytesPerSecond: Int = 1024) {
+                    preset: Preset = .builtIn, maxUploads: Int = 256, readTimeout: Duration = .seconds(30), minBytesPerSecond: Int = 1024) {
             self.host = host
             self.port = port
             self.spool = spool
             self.cdn = cdn
             self.publicURL = publicURL
             self.secret = secret
-            self.maxBytes = maxBytes
+            self.preset = preset
             self.maxUploads = maxUploads
             self.readTimeout = readTimeout
             self.minBytesPerSecond = minBytesPerSecond
@@ -47,7 +51,7 @@ public enum UploadServer {
     /// The single-host server (`serve --spool`), with the sweeper of expired uploads beside it.
     /// Creates the spool's subdirectories (the spool itself must exist).
     public static func make(_ configuration: Configuration, metrics: UploadMetrics, logger: Logger) throws -> some Service {
-        let directory = UploadDirectory(layout: SpoolLayout(root: configuration.spool))
+        let directory = UploadDirectory(layout: SpoolLayout(root: configuration.spool), submitter: Submitter(preset: configuration.preset))
         try directory.prepare()
         let store = SpoolUploadStore(directory: directory, cdn: configuration.cdn, publicURL: configuration.publicURL)
         return application(configuration, store: store, services: [UploadUpkeep(store: store, metrics: metrics, logger: logger)],

@@ -59,6 +59,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var secret: UploadSecretOption
 
+    @OptionGroup(title: "Preset (its limits hold every upload; a fleet queues each upload with it; give the spool's daemon the same one)")
+    var presetOption: PresetOption
+
     @Option(help: ArgumentHelp("The CDN the jobs publish to: the spool's directory (statuses name the poster it holds), or in fleet mode the workers' s3://bucket/prefix.",
                                valueName: "dir|s3://bucket/prefix"))
     var cdn: String?
@@ -94,10 +97,11 @@ struct ServeCommand: AsyncParsableCommand {
         let (host, port) = try WorkerOptions.address(http)
         let key = try secret.key()
         let logger = Log.make(label: "ingestd.serve", format: logFormat, defaultLevel: .info)
+        let preset = try Report.catching { try presetOption.load() }
         var publicBase = publicURL
         while publicBase?.hasSuffix("/") == true { publicBase?.removeLast() }
         var configuration = UploadServer.Configuration(
-            host: host, port: port, spool: "", publicURL: publicBase, secret: key, maxBytes: Preset.builtIn.limits.maxBytes,
+            host: host, port: port, spool: "", publicURL: publicBase, secret: key, preset: preset,
             maxUploads: maxUploads, readTimeout: .milliseconds(Int64(readTimeout * 1000)), minBytesPerSecond: minRate)
         guard let spool else { return try await runFleet(configuration, logger: logger) }
         let root = SpoolLayout(root: spool).root

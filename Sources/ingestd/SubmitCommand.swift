@@ -62,45 +62,27 @@ struct SubmitCommand: AsyncParsableCommand {
         } catch {
             throw Report.fail(error, json: json)
         }
-        var submissions: [JobQueue.Submission] = []
+        let submitter = Submitter(preset: preset)
+        var submissions: [NewJob] = []
         for input in inputs {
-            if let storage {
-                // In a bucket: checked from S3's answers (HEAD or the listing), nothing downloaded.
-                if let root = roots.bucket, let refusal = root.refusal(for: input) {
-                    throw Report.fail(SubmitRefusal(refusal: refusal), json: json)
+            do {
+                if let storage, S3Location.isURL(input) {
+                    // In a bucket: checked from S3's answers (HEAD or the listing), nothing downloaded.
+                    submissions.append(try await submitter.job(remote: input, storage: BucketStorage(client: storage), root: roots.bucket))
+                } else if let uploads {
+                    let path = URL(fileURLWithPath: input).standardizedFileURL.path
+                    try submitter.check(path, uploads: uploads)
+                    submissions.append(submitter.job(.path(path), name: (path as NSString).lastPathComponent))
                 }
-                do {
-                    if let location = try S3Location(url: input) {
-                        _ = try await ObjectInput(client: storage).check(location, limits: preset.limits)
-                        submissions.append(.init(id: Spool.makeID(for: location.name.isEmpty ? "upload" : location.name), input: location.description,
-                                                 preset: String(decoding: preset.canonicalJSON(), as: UTF8.self)))
-                        continue
-                    }
-                } catch let error as S3Error {
-                    throw Report.fail(error, json: json)
-                } catch let error as S3Location.Invalid {
-                    throw Report.fail(error, json: json)
-                } catch {
-                    throw Report.fail(SubmitRefusal(refusal: .init(code: IngestError.code(of: error), message: "\(error)")), json: json)
-                }
-            }
-            guard let uploads else { continue }
-            let path = URL(fileURLWithPath: input).standardizedFileURL.path
-            if let refusal = uploads.refusal(for: .path(path)) ?? UploadPrecheck.check(path, limits: preset.limits) {
+            } catch let refusal as UploadPrecheck.Refusal {
                 throw Report.fail(SubmitRefusal(refusal: refusal), json: json)
+            } catch let error as S3Error {
+                throw Report.fail(error, json: json)
+            } catch let error as S3Location.Invalid {
+                throw Report.fail(error, json: json)
+            } catch {
+                throw Report.fail(SubmitRefusal(refusal: .init(code: IngestError.code(of: error), message: "\(error)")), json: json)
             }
-            // An upload directory's manifest is validated here as the worker will (every value
-            // bound for the database included: no U+0000), so a bad one is refused now, by field.
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                do {
-                    _ = try Upload.open(path, limits: preset.limits)
-                } catch {
-                    throw Report.fail(SubmitRefusal(refusal: .init(code: IngestError.code(of: error), message: "\(error)")), json: json)
-                }
-            }
-            submissions.append(.init(id: Spool.makeID(for: (path as NSString).lastPathComponent), input: path,
-                                     preset: String(decoding: preset.canonicalJSON(), as: UTF8.self), uploadID: Upload.declaredID(of: .path(path))))
         }
         let queued = submissions
         do {
@@ -111,17 +93,19 @@ struct SubmitCommand: AsyncParsableCommand {
         try await database.migrate(logger: logger, json: json)
         do {
             try await database.withClient(logger: logger) { client in
-                try await JobQueue(client: client, logger: logger, timeout: database.callTimeout).enqueue(queued)
+                let store = PostgresStore(queue: JobQueue(client: client, logger: logger, timeout: database.callTimeout), lease: .seconds(60),
+                                          maxAttempts: 1, webhooks: false)
+                try await submitter.submit(queued, to: store)
             }
         } catch {
             throw Report.fail(QueueUnavailable(database: database, error: error), json: json)
         }
         if json {
-            let body = submissions.map { ["id": $0.id, "input": $0.input] }
+            let body = submissions.map { ["id": $0.id, "input": $0.input.description] }
             print(String(decoding: try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]),
                          as: UTF8.self))
         } else {
-            for submission in submissions { print("\(submission.id)  \(submission.input)") }
+            for submission in submissions { print("\(submission.id)  \(submission.input.description)") }
         }
     }
 }

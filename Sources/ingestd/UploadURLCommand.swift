@@ -31,8 +31,11 @@ struct UploadURLCommand: ParsableCommand {
 
     @OptionGroup var secret: UploadSecretOption
 
-    @Option(help: ArgumentHelp("Most bytes this upload may have (default and ceiling: the preset's limit, 50 MB).", valueName: "bytes"))
-    var maxBytes: Int64 = Preset.builtIn.limits.maxBytes
+    @OptionGroup var presetOption: PresetOption
+
+    @Option(help: ArgumentHelp("Most bytes this upload may have (default and ceiling: the preset's limit, 50 MB for the built-in one).",
+                               valueName: "bytes"))
+    var maxBytes: Int64?
 
     @Option(help: ArgumentHelp("Files in the upload: 1 for a video file; for clips + sound track, upload.json and each file it names (all to the same upload URL, each with its tus filename).", valueName: "n"))
     var files = 1
@@ -48,8 +51,11 @@ struct UploadURLCommand: ParsableCommand {
             throw ValidationError("--expires \(expires): a number with s, m, h or d (such as 30m or 24h)")
         }
         let key = try secret.key()
+        let limits = try Report.catching { try presetOption.load().limits }
         let link: UploadLink
-        do { link = try UploadLink(id: id, server: server, secret: key, maxBytes: maxBytes, files: files, expiresIn: seconds) } catch {
+        do {
+            link = try UploadLink(id: id, server: server, secret: key, limits: limits, maxBytes: maxBytes, files: files, expiresIn: seconds)
+        } catch {
             throw ValidationError(error.description)
         }
         if json {

@@ -102,7 +102,7 @@ struct WatchCommand: AsyncParsableCommand {
             configuration.uploads = uploads
             let fleet = FleetWiring(database: database, configuration: &configuration, maxAttempts: options.maxAttempts, endpoint: endpoint,
                                     measuresClock: options.jobs > 0, logger: logger)
-            handOff = QueueHandOff(queue: fleet.queue, preset: String(decoding: preset.canonicalJSON(), as: UTF8.self))
+            handOff = QueueHandOff(store: fleet.store, submitter: Submitter(preset: preset))
             services += fleet.services
             store = options.jobs == 0 ? nil : fleet.store
             logger.info("feeding the job queue", metadata: ["database": "\(database)", "jobsHere": "\(options.jobs)"])

@@ -59,7 +59,7 @@ struct DatabaseFaultTests {
         let body = try await DatabaseURL(server.url).withClient(logger: logger) { [logger] client -> String in
             _ = try await QueueSchema.migrate(client, logger: logger)
             let queue = JobQueue(client: client, logger: logger, timeout: .seconds(60))
-            try await queue.enqueue([.init(id: "dir-1", input: upload, preset: "{}", uploadID: Upload.declaredID(of: .path(upload)))])
+            try await queue.enqueue([.init(id: "dir-1", input: .path(upload), uploadID: Upload.declaredID(of: .path(upload)), preset: "{}")])
             #expect(try await queue.claim(worker: "gone", lease: .seconds(1))?.id == "dir-1")
             try await Task.sleep(for: .seconds(2))
             #expect(try await queue.rescueExpiredLeases(maxAttempts: 1, webhooks: true) == ["dir-1"])
@@ -83,7 +83,7 @@ struct DatabaseFaultTests {
         let left = try await DatabaseURL(server.url).withClient(logger: logger) { [logger] client -> [Int] in
             _ = try await QueueSchema.migrate(client, logger: logger)
             let queue = JobQueue(client: client, logger: logger, timeout: .seconds(60))
-            try await queue.enqueue([.init(id: "old-1", input: "/dev/null", preset: "{}")])
+            try await queue.enqueue([.init(id: "old-1", input: .path("/dev/null"), preset: "{}")])
             try await client.query("""
                 INSERT INTO ingestd_job_events (job_id, at, event) VALUES ('old-1', now() - interval '31 days', 'attempt'),
                                                                           ('old-1', now() - interval '29 days', 'attempt')

@@ -144,7 +144,7 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
                     try? FileManager.default.removeItem(atPath: path)
                     try FileManager.default.copyItem(atPath: Paths.sample(sample), toPath: path)
                     let id = "\(name.split(separator: ".")[0])-\(UInt32.random(in: 0...UInt32.max))"
-                    try await queue.enqueue([.init(id: id, input: path, preset: preset)])
+                    try await queue.enqueue([.init(id: id, input: .path(path), preset: preset)])
                     return id
                 },
                 abandon: { _, _ in try await Task.sleep(for: lease + .milliseconds(500)) },

@@ -11,6 +11,8 @@ public protocol JobStore: Sendable {
     /// Calls `wake` whenever new work may be due, until cancelled (LISTEN/NOTIFY); the worker
     /// also polls, so a store without notifications returns at once.
     func listen(_ wake: @escaping @Sendable () -> Void) async
+    /// Queues new jobs (``Submitter`` is the one door to it); an id already there is left as it is.
+    func enqueue(_ jobs: [NewJob]) async throws
     /// Claims up to `limit` due jobs, each with a new fencing token.
     func claim(limit: Int) async throws -> [ClaimedJob]
     /// Extends the job's lease; false when the token no longer holds (the job was given away).

@@ -50,9 +50,13 @@ public struct Spool: Sendable {
         return found.sorted { $0.rawName.lexicographicallyPrecedes($1.rawName) }
     }
 
-    /// Most entries one upload directory may hold.
-    /// ``Tree/bytes`` of a directory with more than ``Admission/maxUploadFiles`` entries.
+    /// ``Tree/bytes`` of a directory with more entries than a walk may visit.
     static let tooManyFiles = Int64.max
+
+    /// Most entries a walk of an arrival visits (whatever the preset, which the spool's scan
+    /// does not know): a hostile upload cannot make every poll walk a huge tree. Uploads are
+    /// refused by ``Admission/maxUploadFiles``, far below.
+    static let walkBound = 1000
 
     struct Tree {
         var bytes: Int64
@@ -61,9 +65,8 @@ public struct Spool: Sendable {
     }
 
     /// Bytes, entries and latest mtime under `root` (links not followed, raw names), or
-    /// ``tooManyFiles`` bytes once it holds more than ``Admission/maxUploadFiles`` entries: a hostile upload
-    /// cannot make every poll walk a huge tree.
-    static func tree(_ root: RawPath) -> Tree {
+    /// ``tooManyFiles`` bytes once it holds more than `atMost` entries.
+    static func tree(_ root: RawPath, atMost: Int = walkBound) -> Tree {
         var tree = Tree(bytes: 0, files: 0, modified: root.lstat()?.st_mtim ?? timespec())
         var pending = [root]
         while let directory = pending.popLast() {
@@ -73,7 +76,7 @@ public struct Spool: Sendable {
                 let raw = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
                 guard raw != [0x2e], raw != [0x2e, 0x2e] else { continue }
                 tree.files += 1
-                guard tree.files <= Admission.maxUploadFiles else { return Tree(bytes: tooManyFiles, files: tree.files, modified: tree.modified) }
+                guard tree.files <= atMost else { return Tree(bytes: tooManyFiles, files: tree.files, modified: tree.modified) }
                 let child = directory.appending(raw)
                 guard let info = child.lstat() else { continue }
                 tree.bytes += Int64(info.st_size)
@@ -170,13 +173,41 @@ public struct Spool: Sendable {
         let record = JSONFile.read(JobRecord.self, from: "\(directory)/job.json")
         if let entry = RawPath.entries(of: upload).first {
             if let record { return record }
-            let name = String(decoding: entry, as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "_")
-            let rebuilt = JobRecord(id: id, original: name, receivedAt: Date(), attempts: 0)
+            let rebuilt = Self.record(id: id, entry: entry)
             try? JSONFile.write(rebuilt, to: "\(directory)/job.json")
             return rebuilt
         }
         try? FileManager.default.removeItem(atPath: directory)
         return nil
+    }
+
+    /// Queues a job whose directory was made ready on the spool's file system (the input the
+    /// sole entry of `<dir>/upload`, as the upload server leaves a complete upload): its record
+    /// is written first, then the directory is renamed into `work/<id>`, so it appears whole.
+    /// Returns false when a job of that id exists already (nothing changes). The spool runs
+    /// every job with its daemon's preset.
+    @discardableResult
+    public func admit(_ job: NewJob) throws -> Bool {
+        guard case .soleEntry(let holder) = job.input, let entry = RawPath.entries(of: holder).first else {
+            throw IngestError.cannotRead(path: job.input.description, reason: "not a job directory made ready for the spool (<dir>/upload/<entry>)")
+        }
+        let prepared = URL(fileURLWithPath: holder).deletingLastPathComponent().path
+        var info = stat()
+        guard SpoolLayout.State.allCases.allSatisfy({ lstat(layout.job(job.id, in: $0), &info) != 0 }) else { return false }
+        try JSONFile.write(Self.record(id: job.id, entry: entry), to: "\(prepared)/job.json")
+        try Durability.syncDirectory(prepared)
+        guard rename(prepared, layout.job(job.id)) == 0 else {
+            throw IngestError.cannotWrite(path: layout.job(job.id), reason: String(cString: strerror(errno)))
+        }
+        try Durability.syncDirectory(layout.directory(.work))
+        return true
+    }
+
+    /// The first record of job `id`, whose upload arrived as `entry` (raw bytes; a name that is
+    /// not UTF-8 is recorded with `_` for what cannot be read).
+    static func record(id: String, entry: [UInt8]) -> JobRecord {
+        let name = String(decoding: entry, as: UTF8.self).replacingOccurrences(of: "\u{FFFD}", with: "_")
+        return JobRecord(id: id, original: name, receivedAt: Date(), attempts: 0)
     }
 
     /// Records `record` (attempts, backoff) in its job directory.

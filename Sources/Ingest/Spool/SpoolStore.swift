@@ -55,6 +55,11 @@ public final class SpoolStore: JobStore {
         return claimed
     }
 
+    /// See ``Spool/admit(_:)``.
+    public func enqueue(_ jobs: [NewJob]) async throws {
+        for job in jobs { try spool.admit(job) }
+    }
+
     public func renew(_ job: ClaimedJob) async throws -> Bool { try holds(job) != nil }
 
     /// The job's record while this process holds its lock and `job`'s token is the latest; nil

@@ -39,7 +39,7 @@ public enum UploadPrecheck {
         if mode == S_IFLNK { return Refusal(code: "symlink", message: "\(input): symbolic links are not accepted") }
         let admission = Admission(limits: limits)
         if mode == S_IFDIR {
-            let size = Spool.tree(path).bytes
+            let size = Spool.tree(path, atMost: admission.maxUploadFiles).bytes
             if let refusal = admission.sizeRefusal(directory: input, bytes: size == Spool.tooManyFiles ? nil : size,
                                                    manifestAllowance: Upload.maxManifestBytes) {
                 return Refusal(code: "too_large", message: refusal)

@@ -25,8 +25,9 @@ public struct Admission: Sendable, Codable, Equatable {
 
     // MARK: On disk
 
-    /// Most entries one upload directory may hold; a bigger tree is refused without being walked.
-    public static let maxUploadFiles = 1000
+    /// Most files one upload may have, wherever it arrives (a directory, a bucket prefix, a
+    /// tus upload set): the clips the preset allows, a sound track and `upload.json`.
+    public var maxUploadFiles: Int { limits.maxClips + 2 }
 
     /// Why a single-file upload of `bytes` is refused (`too_large`), or nil.
     public func sizeRefusal(file path: String, bytes: Int64) -> String? {
@@ -36,7 +37,7 @@ public struct Admission: Sendable, Codable, Equatable {
     /// Why an upload directory holding `bytes` is refused (`too_large`), or nil. Its manifest may
     /// add `manifestAllowance` bytes to the media's limit; `nil` bytes: more than ``maxUploadFiles``.
     public func sizeRefusal(directory path: String, bytes: Int64?, manifestAllowance: Int) -> String? {
-        guard let bytes else { return "\(path): more than \(Self.maxUploadFiles) files in one upload" }
+        guard let bytes else { return "\(path): more than \(maxUploadFiles) files in one upload" }
         guard !fits(bytes: bytes, manifestAllowance: manifestAllowance) else { return nil }
         return "\(path): upload directory holds \(bytes) bytes, over the limit of \(limits.maxBytes) bytes"
     }

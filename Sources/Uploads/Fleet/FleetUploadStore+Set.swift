@@ -1,5 +1,5 @@
 import Fleet
-import Transcode
+import Ingest
 
 extension FleetUploadStore {
     /// Queues the set's one job, input the prefix `<uploads>/<id>/` (upload.json, clips, sound
@@ -9,12 +9,12 @@ extension FleetUploadStore {
     /// (the other sees the record); a host killed in between leaves the rows unrecorded and the
     /// next try queues again, which the queue keeps as the one job. Returns whether it is queued.
     func enqueueSet(_ id: String, files: Int) async throws -> Bool {
-        let (queue, input) = (queue, root.appending("\(id)/").description)
-        let preset = String(decoding: Preset.builtIn.canonicalJSON(), as: UTF8.self)
+        let (jobs, submitter) = (jobs, submitter)
+        let job = submitter.job(.path(root.appending("\(id)/").description), id: id)
         return try await rows.whileLocked(id) { set in
             if set.contains(where: \.enqueued) { return true }
             guard set.count == files, set.allSatisfy({ $0.completed && !$0.terminated }) else { return false }
-            try await queue.enqueue([.init(id: id, input: input, preset: preset)])
+            try await submitter.submit([job], to: jobs)
             return true
         }
     }

@@ -7,7 +7,7 @@ extension FleetUploadStore {
     /// the running attempt's progress;
     /// `published` is `completed`, with URLs under the published version), else the upload's row.
     func status(_ id: String) async throws -> JobStatusReport? {
-        if let job = try await queue.job(id) {
+        if let job = try await jobs.job(id) {
             return JobStatusReport(job) { path in job.output.map { url($0, path) } }
         }
         guard let row = try await rows.read(id, part: 1), !row.terminated else { return nil }

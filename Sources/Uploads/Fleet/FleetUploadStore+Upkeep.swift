@@ -13,7 +13,7 @@ extension FleetUploadStore {
             if !row.enqueued, !row.terminated, row.offset == row.length, (try? await finish(row)) == true { row.enqueued = true }
             // Not a job: its bytes go, the object too unless a job names it after all (a host
             // killed between queueing and recording it).
-            if !row.enqueued { await discard(row, object: try await queue.job(row.id) == nil) }
+            if !row.enqueued { await discard(row, object: try await jobs.job(row.id) == nil) }
             if try await rows.delete(row.id, part: row.part), !row.enqueued, !row.terminated { expired.insert(row.id) }
         }
         for row in due.unqueued {

@@ -1,5 +1,6 @@
 import Fleet
 import Foundation
+import Ingest
 import Logging
 import ObjectStorage
 import Transcode
@@ -13,7 +14,10 @@ import Transcode
 /// the last byte of the last file queues one job whose input is the prefix `<id>/`.
 struct FleetUploadStore: UploadStore {
     let rows: FleetUploadRows
-    let queue: JobQueue
+    /// The job queue a complete upload goes to, as a store (its reads answer the status API).
+    let jobs: PostgresStore
+    /// The door to it, with `serve`'s preset: the one whose limits the phone was held to.
+    let submitter: Submitter
     let s3: S3Client
     /// `s3://bucket/prefix`, the workers' `--uploads`.
     let root: S3Location
@@ -105,7 +109,7 @@ struct FleetUploadStore: UploadStore {
             try await rows.markCompleted(row.id, part: row.part)
         }
         if row.files > 1 { return try await enqueueSet(row.id, files: row.files) }
-        try await queue.enqueue([.init(id: row.id, input: object.description, preset: String(decoding: Preset.builtIn.canonicalJSON(), as: UTF8.self))])
+        try await submitter.submit([submitter.job(.path(object.description), id: row.id)], to: jobs)
         try await rows.markEnqueued(row.id)
         await deleteTails(row)
         return true

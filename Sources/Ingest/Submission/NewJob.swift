@@ -1,0 +1,21 @@
+import Foundation
+
+/// A job as a producer queues it (``Submitter``): its id, its upload, the upload's own id and
+/// the preset it is encoded with.
+public struct NewJob: Sendable, Equatable {
+    public var id: String
+    /// The upload: a path (a file, an upload directory, an `s3://` object or prefix) or the sole
+    /// entry of a holder directory (the spool's, whatever bytes its name is made of).
+    public var input: TranscodeJob.Input
+    /// The `id` in an upload directory's `upload.json`, which the job's webhooks carry as `uploadId`.
+    public var uploadID: String?
+    /// The preset as canonical JSON.
+    public var preset: String
+
+    public init(id: String, input: TranscodeJob.Input, uploadID: String? = nil, preset: String) {
+        self.id = id
+        self.input = input
+        self.uploadID = uploadID
+        self.preset = preset
+    }
+}
