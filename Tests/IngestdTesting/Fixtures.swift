@@ -93,3 +93,22 @@ public actor Fixtures {
         return directory
     }
 }
+
+/// A preset file made from the built-in one (`ingestd preset`), renamed and with some limits changed.
+public enum PresetFile {
+    /// Writes the preset to `path` and returns its content hash (`ingestd preset --hash`).
+    @discardableResult
+    public static func write(_ path: String, name: String, limits: [String: Any] = [:]) throws -> String {
+        let builtIn = try Tool.run(Paths.binary, ["preset"])
+        guard var preset = try JSONSerialization.jsonObject(with: Data(builtIn.stdout.utf8)) as? [String: Any],
+              var current = preset["limits"] as? [String: Any] else { throw Tool.ProbeFailure(message: "ingestd preset: \(builtIn.stderr)") }
+        current.merge(limits) { $1 }
+        preset["limits"] = current
+        preset["name"] = name
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try JSONSerialization.data(withJSONObject: preset, options: [.sortedKeys]).write(to: URL(fileURLWithPath: path))
+        let hash = try Tool.run(Paths.binary, ["preset", "--preset", path, "--hash"])
+        guard hash.status == 0 else { throw Tool.ProbeFailure(message: "ingestd preset --hash: \(hash.stderr)") }
+        return hash.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

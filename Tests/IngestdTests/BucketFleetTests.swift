@@ -38,6 +38,9 @@ struct BucketFleetTests {
         _ = try S3Check.run(s3, ["put", s3.bucket, "uploads/clip.mp4", Paths.sample("portrait_rotated.mp4")])
         for name in try FileManager.default.contentsOfDirectory(atPath: Paths.sample("upload")) {
             _ = try S3Check.run(s3, ["put", s3.bucket, "uploads/trip/\(name)", Paths.sample("upload/\(name)")])
+            // The same upload, but its first clip is cut short: rejected once fetched, its webhook naming the upload.
+            let bad = name == "clip1.mp4" ? Paths.sample("broken_truncated.mp4") : Paths.sample("upload/\(name)")
+            _ = try S3Check.run(s3, ["put", s3.bucket, "uploads/badtrip/\(name)", bad])
         }
         let submitArguments = ["submit", "--database", database.url, "--json", "--s3-endpoint", s3.endpoint, "--uploads", "s3://media/uploads"]
 
@@ -62,11 +65,12 @@ struct BucketFleetTests {
         #expect(unrooted.status == 78, "no bucket root: \(unrooted.status) \(unrooted.stderr)")
         #expect((try? database.sql("SELECT count(*) FROM ingestd_jobs")) ?? "0" == "0", "nothing queued")
 
-        let submitted = try Tool.run(Paths.binary, submitArguments + ["s3://media/uploads/clip.mp4", "s3://media/uploads/trip/"],
-                                     environment: s3.environment)
+        let submitted = try Tool.run(Paths.binary, submitArguments + ["s3://media/uploads/clip.mp4", "s3://media/uploads/trip/",
+                                                                      "s3://media/uploads/badtrip/"], environment: s3.environment)
         #expect(submitted.status == 0, "\(submitted.stderr) \(submitted.stdout)")
-        let ids = ((try JSONSerialization.jsonObject(with: Data(submitted.stdout.utf8)) as? [[String: String]]) ?? []).compactMap { $0["id"] }
-        #expect(ids.count == 2)
+        var ids = ((try JSONSerialization.jsonObject(with: Data(submitted.stdout.utf8)) as? [[String: String]]) ?? []).compactMap { $0["id"] }
+        #expect(ids.count == 3)
+        let badID = ids.removeLast()
         // Rows another producer wrote, naming objects outside the root: rejected, never fetched.
         _ = try database.sql("""
             INSERT INTO ingestd_jobs (id, state, input, input_kind, preset)
@@ -75,8 +79,12 @@ struct BucketFleetTests {
              WHERE ingestd_jobs.id = '\(ids[0])'
             """)
 
+        let secret = WebhookReceiver.makeSecret(), secretFile = Paths.scratch("bucket-fleet-webhook.secret")
+        try WebhookReceiver.writeSecret(secret, to: secretFile)
+        let receiver = try WebhookReceiver(secret: secret, directory: Paths.scratch("bucket-fleet-receiver"))
         let worker = try Worker(["worker", "--database", database.url, "--cdn", "s3://media/cdn", "--uploads", "s3://media/uploads", "--jobs", "1",
-                                 "--poll", "0.5", "--lease", "20", "--s3-endpoint", s3.endpoint], environment: s3.environment, name: "one")
+                                 "--poll", "0.5", "--lease", "20", "--s3-endpoint", s3.endpoint,
+                                 "--webhook", receiver.url, "--webhook-secret-file", secretFile], environment: s3.environment, name: "one")
         try Daemon.wait(timeout: 240, "both jobs published") {
             (try? database.sql("SELECT count(*) FROM ingestd_jobs WHERE state = 'published'")) == "2"
         }
@@ -99,6 +107,11 @@ struct BucketFleetTests {
         for id in ["other", "dotdot"] {
             #expect(try database.sql("SELECT state || ' ' || (reason->>'code') FROM ingestd_jobs WHERE id = '\(id)'") == "rejected outside_uploads")
         }
+        #expect(try database.sql("SELECT state FROM ingestd_jobs WHERE id = '\(badID)'") == "rejected")
+        try Daemon.wait(timeout: 60, "the rejection's webhook") { receiver.deliveries.contains { $0.data["id"] as? String == badID } }
+        let rejected = try #require(receiver.deliveries.first { $0.data["id"] as? String == badID })
+        #expect(rejected.verified && rejected.type == "upload.rejected" && rejected.data["uploadId"] as? String == "sample-upload-1",
+                "an s3:// upload's own id, read from the fetched copy: \(rejected.data)")
         let status = try Tool.run(Paths.binary, ["status", "--database", database.url, "--json"])
         #expect(ids.allSatisfy { status.stdout.contains("s3://media/cdn/\($0)/t") }, "status names each output: \(status.stdout)")
         _ = worker

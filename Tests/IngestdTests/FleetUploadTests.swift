@@ -152,8 +152,14 @@ struct FleetUploadTests {
     /// byte landed, `completed` with URLs under --public-url once a bucket worker published it.
     /// Beside it: a terminated upload and an expired one leave no multipart upload, tail or row
     /// (upload sets: FleetUploadTests+Set.swift).
+    /// The host serves with a preset of its own (`serve --preset`, as the phone's limits): the job
+    /// it queues carries that preset, and the worker (started with the built-in one) publishes
+    /// with it.
     @Test func aWorkerPublishesAFleetUploadAndItsStatusSaysSo() throws {
-        let fleet = try Fleet("fleet-publish", hosts: 1, extra: ["--cdn", "s3://media/cdn", "--public-url", "https://cdn.example.com"])
+        let preset = Paths.scratch("fleet-publish-preset.json")
+        let hash = try PresetFile.write(preset, name: "phone", limits: ["maxBytes": 20_000_000])
+        let fleet = try Fleet("fleet-publish", hosts: 1, extra: ["--cdn", "s3://media/cdn", "--public-url", "https://cdn.example.com",
+                                                                  "--preset", preset])
         let host = fleet.hosts[0]
         let source = Paths.sample("portrait_rotated.mp4")
         let size = Int(Checks.size(source))
@@ -171,6 +177,9 @@ struct FleetUploadTests {
         try Daemon.wait(timeout: 240, "the upload published") {
             (try? fleet.sql("SELECT state FROM ingestd_jobs WHERE id = 'fleet-pub'")) == "published"
         }
+        #expect(try fleet.sql("SELECT preset::jsonb ->> 'name' FROM ingestd_jobs WHERE id = 'fleet-pub'") == "phone")
+        #expect(try fleet.sql("SELECT manifest -> 'preset' ->> 'hash' FROM ingestd_jobs WHERE id = 'fleet-pub'") == hash,
+                "published with serve's preset")
         let body = try HTTP.request("GET", link.status).body
         let report = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any], "\(body)")
         let version = try fleet.sql("SELECT output FROM ingestd_jobs WHERE id = 'fleet-pub'").dropFirst("s3://media/cdn".count)

@@ -48,6 +48,36 @@ struct UploadServerTests {
         try Tool.run("sha256sum", [path]).stdout.split(separator: " ").first.map(String.init) ?? ""
     }
 
+    /// `serve --preset` and `upload-url --preset` hold uploads to that preset's limits, not the
+    /// built-in one's: the server announces its 10 MiB (`Tus-Max-Size`), a link it signs allows
+    /// that much by default and an 11 MB creation is refused (413) before a byte is read; the
+    /// files an upload set may have follow the preset's clips, in a link and at the server.
+    @Test func serveAndUploadURLHoldUploadsToThePresetsLimits() throws {
+        let preset = Paths.scratch("upload-preset.json")
+        try PresetFile.write(preset, name: "phone", limits: ["maxBytes": 10_485_760, "maxClips": 3])
+        let server = try UploadServerProcess(base: Paths.scratch("upload-preset"), arguments: ["--preset", preset])
+        let options = try Self.request("OPTIONS", "\(server.url)/v1/uploads", Self.tus)
+        #expect(options.headers["tus-max-size"] == "10485760", "\(options.headers)")
+        let link = try server.link("phone-1", extra: ["--preset", preset])
+        let large = try Self.create(link.upload, length: 11_000_000)
+        #expect(large.status == 413 && large.body.contains("10485760"), "\(large.status) \(large.body)")
+        #expect(try Self.create(link.upload, length: 100_000).status == 201)
+
+        // A set of 5 files (upload.json, 3 clips, a sound track) is the most this preset allows.
+        func sign(_ id: String, files: Int, _ more: [String]) throws -> Tool.Result {
+            try Tool.run(Paths.binary, ["upload-url", "--id", id, "--server", server.url, "--upload-secret-file", server.secretFile,
+                                        "--files", "\(files)"] + more)
+        }
+        #expect(try sign("phone-2", files: 5, ["--preset", preset]).status == 0)
+        let refused = try sign("phone-3", files: 6, ["--preset", preset])
+        #expect(refused.status != 0 && refused.stderr.contains("2 to 5"), "\(refused.stderr)")
+        // Signed with the built-in preset (22 files), the server still holds it to its own.
+        let wide = try sign("phone-4", files: 6, ["--json"])
+        let url = try #require((try JSONSerialization.jsonObject(with: Data(wide.stdout.utf8)) as? [String: Any])?["upload_url"] as? String)
+        let tooMany = try Self.create(url, length: 100)
+        #expect(tooMany.status == 413 && tooMany.body.contains("too_many_files"), "\(tooMany.status) \(tooMany.body)")
+    }
+
     /// An upload left unfinished past its token's expiry is removed with what it had stored
     /// (tus `expiration`), by the sweep a server makes at start and every minute: here the
     /// restarted server's clock is two hours on (faketime), past the link's hour.
