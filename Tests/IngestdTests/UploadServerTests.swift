@@ -75,7 +75,7 @@ struct UploadServerTests {
         let wide = try sign("phone-4", files: 6, ["--json"])
         let url = try #require((try JSONSerialization.jsonObject(with: Data(wide.stdout.utf8)) as? [String: Any])?["upload_url"] as? String)
         let tooMany = try Self.create(url, length: 100)
-        #expect(tooMany.status == 413 && tooMany.body.contains("too_many_files"), "\(tooMany.status) \(tooMany.body)")
+        #expect(tooMany.status == 413 && tooMany.body.contains("at most 5"), "\(tooMany.status) \(tooMany.body)")
     }
 
     /// An upload left unfinished past its token's expiry is removed with what it had stored
