@@ -17,6 +17,9 @@ struct StatusCommand: AsyncParsableCommand {
         With --database (or INGESTD_DATABASE_URL), reads the PostgreSQL job queue: counts by \
         state (queued, running, published, rejected, failed) and the most recently changed jobs.
           ingestd status --database postgres://ingestd@db/ingestd --json | jq .counts
+        With --job ID, one job as its store answers for it (both stores the same way: state, \
+        attempts, progress, reason, output); exit 66 when the store has no such job.
+          ingestd status --spool /var/spool/ingestd --job clip-1f2e3d4c5b6a7980 --json
         """
     )
 
@@ -27,6 +30,9 @@ struct StatusCommand: AsyncParsableCommand {
 
     @Option(help: "With --database: how many jobs to list (most recently changed first).")
     var limit: Int = 1000
+
+    @Option(help: ArgumentHelp("One job: what its store says of it.", valueName: "id"))
+    var job: String?
 
     @Flag(help: "Print the status as JSON.")
     var json = false
@@ -39,11 +45,12 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let spool else { return try await queueStatus() }
-        guard FileManager.default.fileExists(atPath: spool) else {
+        if let spool, !FileManager.default.fileExists(atPath: spool) {
             FileHandle.standardError.write(Data("ingestd: error: \(spool): no such spool\n".utf8))
             throw ExitCode(ExitStatus.inputMissing.rawValue)
         }
+        if let job { return try await jobStatus(job) }
+        guard let spool else { return try await queueStatus() }
         let status = SpoolStatus(layout: SpoolLayout(root: spool))
         if json {
             print(String(decoding: try JSONEncoder.ingestd.encode(status), as: UTF8.self))
@@ -62,6 +69,34 @@ struct StatusCommand: AsyncParsableCommand {
                 print("  \(failure.state)/\(failure.id)  \(failure.reason.code): \(failure.reason.message)")
             }
         }
+    }
+
+    /// `--job`: the one read every store answers (``JobStore/job(_:)``).
+    private func jobStatus(_ id: String) async throws {
+        let found: JobSnapshot?
+        if let spool {
+            found = SpoolStore.job(id, layout: SpoolLayout(root: spool), cdn: nil)
+        } else {
+            let database = try databaseOption.resolve()
+            let logger = Log.make(label: "ingestd.status")
+            do {
+                found = try await database.withClient(logger: logger) { client in
+                    try await JobQueue(client: client, logger: logger, timeout: database.callTimeout).job(id)
+                }
+            } catch {
+                throw Report.fail(QueueUnavailable(database: database, error: error), json: json)
+            }
+        }
+        guard let found else {
+            FileHandle.standardError.write(Data("ingestd: error: no job \(id.debugDescription)\n".utf8))
+            throw ExitCode(ExitStatus.inputMissing.rawValue)
+        }
+        if json {
+            print(String(decoding: try JSONEncoder.ingestd.encode(found), as: UTF8.self))
+            return
+        }
+        print("\(found.id)  \(found.state.rawValue)  attempts \(found.attempts)" + (found.progress.map { "  \($0)%" } ?? "")
+              + (found.output.map { "  \($0)" } ?? "") + (found.reason.map { "  \($0.code): \($0.message)" } ?? ""))
     }
 
     private func queueStatus() async throws {

@@ -88,6 +88,17 @@ import Transcode
         }
         #expect(FileManager.default.fileExists(atPath: secret), "the file outside the spool is untouched")
         #expect(Daemon.entries(cdn).sorted() == archived.sorted(), "nothing published for a refused upload")
+        // `status --job`: the store's one read of a job, published or refused; a name outside the spool is no job.
+        func job(_ id: String) throws -> (status: Int32, body: [String: Any]) {
+            let run = try Tool.run(Paths.binary, ["status", "--spool", spool, "--job", id, "--json"])
+            return (run.status, (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]) ?? [:])
+        }
+        let refusedJob = try job(try #require(rejected.first { $0.hasPrefix("many_files-") }))
+        #expect(refusedJob.body["state"] as? String == "rejected" && (refusedJob.body["reason"] as? [String: Any])?["code"] as? String == "too_large",
+                "\(refusedJob.body)")
+        let publishedJob = try job(try #require(archived.first))
+        #expect(publishedJob.body["state"] as? String == "published" && publishedJob.body["attempts"] as? Int == 1, "\(publishedJob.body)")
+        #expect(try job("../rejected").status == 66 && job("no-such-job").status == 66)
         _ = daemon
     }
 }
