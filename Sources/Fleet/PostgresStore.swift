@@ -36,6 +36,12 @@ public struct PostgresStore: JobStore {
         self.webhooks = webhooks
     }
 
+    /// The store as a producer sees it (`submit`, `serve`): it queues jobs and reads them, and
+    /// never claims one (no lease, no attempts of its own).
+    public static func producer(_ queue: JobQueue) -> PostgresStore {
+        PostgresStore(queue: queue, lease: .seconds(60), maxAttempts: 1, webhooks: false)
+    }
+
     public static var defaultWorkerName: String { "\(HostName.current)/\(getpid())" }
 
     public func prepare() async throws {

@@ -36,8 +36,7 @@ extension UploadServer {
     public static func make(_ configuration: Configuration, fleet: Fleet, metrics: UploadMetrics, logger: Logger) throws -> some Service {
         let scratch = try ServeScratch.make(base: fleet.scratch)
         let store = FleetUploadStore(rows: FleetUploadRows(client: fleet.client, logger: logger, timeout: fleet.timeout),
-                                     jobs: PostgresStore(queue: JobQueue(client: fleet.client, logger: logger, timeout: fleet.timeout),
-                                                         lease: .seconds(60), maxAttempts: 1, webhooks: false),
+                                     jobs: .producer(JobQueue(client: fleet.client, logger: logger, timeout: fleet.timeout)),
                                      submitter: Submitter(preset: configuration.preset), s3: fleet.storage,
                                      root: fleet.uploads, cdn: fleet.cdn, publicURL: configuration.publicURL, scratch: scratch, logger: logger)
         return application(configuration, store: store, services: [UploadUpkeep(store: store, metrics: metrics, logger: logger)],

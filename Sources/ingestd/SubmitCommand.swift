@@ -93,8 +93,7 @@ struct SubmitCommand: AsyncParsableCommand {
         try await database.migrate(logger: logger, json: json)
         do {
             try await database.withClient(logger: logger) { client in
-                let store = PostgresStore(queue: JobQueue(client: client, logger: logger, timeout: database.callTimeout), lease: .seconds(60),
-                                          maxAttempts: 1, webhooks: false)
+                let store = PostgresStore.producer(JobQueue(client: client, logger: logger, timeout: database.callTimeout))
                 try await submitter.submit(queued, to: store)
             }
         } catch {
