@@ -112,12 +112,14 @@ extension TranscodePlan {
         }
     }
 
+    /// The sound track as the plan carries it, when the upload has one (and its probe).
     private static func plannedMusic(_ music: MusicSource?, probe: SourceProbe?) -> PlannedMusic? {
         guard let music, let probe else { return nil }
         return PlannedMusic(source: probe, offsetSeconds: music.offsetSeconds, mode: music.mode, clipGainDB: music.clipGainDB,
                             musicGainDB: music.musicGainDB, loop: music.loop, fadeOutSeconds: music.fadeOutSeconds)
     }
 
+    /// The output sound: the preset's settings, with or without the clips' own sound.
     private static func audio(_ audio: Preset.Audio, clipSound: Bool) -> PlannedAudio {
         PlannedAudio(clipSound: clipSound, sampleRate: audio.sampleRate, channels: audio.channels, bitrateKbps: audio.bitrateKbps,
                      loudnessLUFS: audio.loudnessLUFS, truePeakDBTP: audio.truePeakDBTP)
@@ -151,6 +153,7 @@ extension TranscodePlan {
         return (posters, storyboard, preview)
     }
 
+    /// The directory holding `path` (`.` for a bare name): what names a many-clip upload.
     private static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
