@@ -114,15 +114,13 @@ public struct PostgresStore: JobStore {
                 }
                 // In a bucket the row's output is the pointer: this attempt's version prefix, named
                 // under the fence in the same transaction that records the end.
-                let renamed = Mutex(false)
+                // Known before the transaction: a publish may throw after its rename (the directory's fsync).
+                let renames = output.renamesIntoView
                 do {
                     try await queue.publish(job, output: output.destination, manifest: String(decoding: output.manifest, as: UTF8.self),
-                                            event: output.webhook(end)) {
-                        let did = try await output.publish()
-                        renamed.withLock { $0 = did }
-                    }
+                                            event: output.webhook(end)) { try await output.publish() }
                 } catch let error where !(error is JobQueue.FenceLost) {
-                    guard renamed.withLock({ $0 }) else { throw error }
+                    guard renames else { throw error }
                     if try await queue.isPublished(job) { return true }
                     try output.withdraw()
                     throw error

@@ -14,10 +14,14 @@ public struct BucketStorage: RemoteStorage {
         return try await ObjectInput(client: client).fetch(location, into: directory, limits: limits)
     }
 
-    public func check(_ input: String, limits: Preset.Limits) async throws -> (url: String, name: String) {
+    public func check(_ input: String, limits: Preset.Limits) async throws -> (url: String, name: String, uploadID: String?) {
         guard let location = try S3Location(url: input) else { throw IngestError.inputMissing(path: input) }
-        _ = try await ObjectInput(client: client).check(location, limits: limits)
-        return (location.description, location.name)
+        guard case .directory(let prefix, _) = try await ObjectInput(client: client).check(location, limits: limits) else {
+            return (location.description, location.name, nil)
+        }
+        // Its size was checked against the manifest limit by the listing.
+        let manifest = try await client.read(S3Location(bucket: location.bucket, key: prefix + Upload.manifestName))
+        return (location.description, location.name, manifest.flatMap { Upload.declaredID(inManifest: $0.data) })
     }
 
     public func upload(_ directory: String, to output: String,

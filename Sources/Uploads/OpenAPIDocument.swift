@@ -148,6 +148,8 @@ components:
           properties:
             code: {type: string, example: too_long}
             message: {type: string}
+            attempts: {type: integer, description: "attempts made"}
+            at: {type: string, format: date-time, description: "when it was decided, where the store keeps it"}
         master_url: {type: string, description: "completed: the HLS master playlist"}
         poster_url: {type: string, description: "completed: the largest poster"}
 

@@ -118,7 +118,9 @@ struct UploadDirectory: Sendable {
         defer { lock.release() }
         var info = stat()
         guard lstat(job(id), &info) == 0 else { return true }
-        try Spool(layout: layout).admit(submitter.job(.soleEntry(of: "\(job(id))/upload"), id: id))
+        guard try Spool(layout: layout).admit(submitter.job(.soleEntry(of: "\(job(id))/upload"), id: id)) else {
+            throw IngestError.cannotWrite(path: layout.job(id), reason: "a job with this id exists already (another upload took it)")
+        }
         try Durability.syncDirectory(directory(id))
         return true
     }

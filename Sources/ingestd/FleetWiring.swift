@@ -10,8 +10,6 @@ import Webhooks
 /// PostgreSQL client, the store the worker claims from, and the webhook sender reading the
 /// queue's outbox. Webhook timestamps use the database's clock wherever a worker measures it.
 struct FleetWiring {
-    let client: PostgresClient
-    let queue: JobQueue
     let store: PostgresStore
     /// The client, then the webhook sender (when there is an endpoint): run them before the worker.
     let services: [ServiceGroupConfiguration.ServiceConfiguration]
@@ -21,9 +19,9 @@ struct FleetWiring {
     /// timestamps use this host's clock.
     init(database: DatabaseURL, configuration: inout JobWorkerConfiguration, maxAttempts: Int, endpoint: WebhookEndpoint?,
          measuresClock: Bool, logger: Logger) {
-        client = database.makeClient(logger: logger)
+        let client = database.makeClient(logger: logger)
         // A store call never outlasts a quarter lease: the lease keeper's deadline is half of one.
-        queue = JobQueue(client: client, logger: logger, timeout: min(database.callTimeout, configuration.lease / 4))
+        let queue = JobQueue(client: client, logger: logger, timeout: min(database.callTimeout, configuration.lease / 4))
         configuration.clock = SharedClock(measured: !measuresClock)
         store = PostgresStore(queue: queue, database: database, lease: configuration.lease, maxAttempts: maxAttempts,
                               webhooks: configuration.webhooks)
@@ -35,9 +33,9 @@ struct FleetWiring {
         self.services = services
     }
 
-    /// The worker as a service whose end, however it comes (the store refuses it: exit 69),
-    /// ends the whole process.
-    func worker(_ worker: JobWorker) -> ServiceGroupConfiguration.ServiceConfiguration {
+    /// A worker as a service whose end, however it comes (its store refuses it: exit 69), ends
+    /// the whole process gracefully (`watch` and `worker` alike).
+    static func service(_ worker: JobWorker) -> ServiceGroupConfiguration.ServiceConfiguration {
         .init(service: worker, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)
     }
 }

@@ -18,7 +18,8 @@ struct StatusCommand: AsyncParsableCommand {
         state (queued, running, published, rejected, failed) and the most recently changed jobs.
           ingestd status --database postgres://ingestd@db/ingestd --json | jq .counts
         With --job ID, one job as its store answers for it (both stores the same way: state, \
-        attempts, progress, reason, output); exit 66 when the store has no such job.
+        attempts, progress, reason; with --database also the published output); exit 66 when \
+        the store has no such job.
           ingestd status --spool /var/spool/ingestd --job clip-1f2e3d4c5b6a7980 --json
         """
     )
@@ -59,7 +60,7 @@ struct StatusCommand: AsyncParsableCommand {
         print(status.states.line)
         print("in flight: \(status.inFlight.count)")
         for job in status.inFlight {
-            let progress = job.progress.map { String(format: "%3.0f%% %.2fx", $0.fraction * 100, $0.speed) } ?? "starting"
+            let progress = job.progress.map { String(format: "%3d%% %.2fx", JobSnapshot.percent($0.fraction), $0.speed) } ?? "starting"
             print("  \(job.id)  \(progress)  attempt \(job.attempts + 1)  \(job.original)")
         }
         Self.printWebhooks(status.webhooks)
@@ -87,10 +88,7 @@ struct StatusCommand: AsyncParsableCommand {
                 throw Report.fail(QueueUnavailable(database: database, error: error), json: json)
             }
         }
-        guard let found else {
-            FileHandle.standardError.write(Data("ingestd: error: no job \(id.debugDescription)\n".utf8))
-            throw ExitCode(ExitStatus.inputMissing.rawValue)
-        }
+        guard let found else { throw Report.fail(IngestError.inputMissing(path: "job \(id.debugDescription)"), json: json) }
         if json {
             print(String(decoding: try JSONEncoder.ingestd.encode(found), as: UTF8.self))
             return

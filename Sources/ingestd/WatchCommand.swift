@@ -81,6 +81,7 @@ struct WatchCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         let store: (any JobStore)?
         var handOff: (any JobHandOff)?
+        var database: DatabaseURL?
         if !databaseOption.isGiven {
             var outbox: Outbox?
             if let endpoint {
@@ -90,8 +91,9 @@ struct WatchCommand: AsyncParsableCommand {
             }
             store = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox, storage: storage)
         } else {
-            let database = try databaseOption.resolve(jobs: options.jobs)
-            try await database.migrate(logger: logger)  // a wrong URL fails at once
+            let resolved = try databaseOption.resolve(jobs: options.jobs)
+            database = resolved
+            try await resolved.migrate(logger: logger)  // a wrong URL fails at once
             // The queue's inputs are this spool's queued/ entries: the spool is their uploads root
             // (give the fleet's workers --uploads SPOOL).
             let uploads = try Report.catching { () throws -> UploadsRoot in
@@ -100,18 +102,24 @@ struct WatchCommand: AsyncParsableCommand {
                 return root
             }
             configuration.uploads = uploads
-            let fleet = FleetWiring(database: database, configuration: &configuration, maxAttempts: options.maxAttempts, endpoint: endpoint,
+            let fleet = FleetWiring(database: resolved, configuration: &configuration, maxAttempts: options.maxAttempts, endpoint: endpoint,
                                     measuresClock: options.jobs > 0, logger: logger)
             handOff = QueueHandOff(store: fleet.store, submitter: Submitter(preset: preset))
             services += fleet.services
             store = options.jobs == 0 ? nil : fleet.store
-            logger.info("feeding the job queue", metadata: ["database": "\(database)", "jobsHere": "\(options.jobs)"])
+            logger.info("feeding the job queue", metadata: ["database": "\(resolved)", "jobsHere": "\(options.jobs)"])
         }
         let worker = store.map { JobWorker(store: $0, configuration: configuration, metrics: metrics, logger: logger) }
         services.append(.init(service: SpoolIntake(layout: layout, cdn: configuration.cdn, limits: preset.limits, settleSeconds: settle,
                                                    handOff: handOff, worker: worker, metrics: metrics, logger: logger)))
-        if let worker { services.append(.init(service: worker)) }
-        try await options.run(services, metrics: metrics, readyWindow: .seconds(10), logger: logger)
+        if let worker { services.append(FleetWiring.service(worker)) }
+        do {
+            try await options.run(services, metrics: metrics, readyWindow: .seconds(10), logger: logger)
+        } catch let error as QueueError {
+            // The queue refused this daemon's worker (wrong credentials, no such database): 69.
+            guard let database else { throw error }
+            throw Report.fail(QueueUnavailable(database: database, error: error), json: false)
+        }
     }
 }
 

@@ -82,7 +82,7 @@ struct WorkerCommand: AsyncParsableCommand {
         let fleet = FleetWiring(database: database, configuration: &configuration, maxAttempts: options.maxAttempts, endpoint: endpoint,
                                 measuresClock: true, logger: logger)
         let worker = JobWorker(store: fleet.store, configuration: configuration, metrics: metrics, logger: logger)
-        let services = fleet.services + [fleet.worker(worker)]
+        let services = fleet.services + [FleetWiring.service(worker)]
         do {
             try await options.run(services, metrics: metrics, readyWindow: .seconds(max(10, poll * 5, lease / 2)), logger: logger)
         } catch {

@@ -52,9 +52,11 @@ public struct AttemptOutput: Sendable {
     /// are `t<token>`, so each attempt's are its own and a larger token is a newer attempt.
     public static func version(token: Int64) -> String { "t\(token)" }
 
-    /// The token a version name carries; nil for a name of another kind.
+    /// The token a version name carries (`t` and the token's own decimal: no sign, no leading
+    /// zero); nil for a name of another kind.
     public static func token(ofVersion name: some StringProtocol) -> Int64? {
-        name.hasPrefix("t") ? Int64(name.dropFirst()) : nil
+        guard name.hasPrefix("t"), let token = Int64(name.dropFirst()), version(token: token) == name else { return nil }
+        return token
     }
 
     /// The job process is done and left `staging` (nil: nothing staged, or an earlier
@@ -65,6 +67,10 @@ public struct AttemptOutput: Sendable {
         let sources = adopted ? [destination] : [staging].compactMap { $0 }
         manifest = sources.lazy.compactMap { FileManager.default.contents(atPath: "\($0)/manifest.json") }.first ?? Data("{}".utf8)
     }
+
+    /// Whether ``publish()`` is to rename this attempt's staging into view (what ``withdraw()``
+    /// undoes): a staged directory output that no earlier attempt put in view.
+    public var renamesIntoView: Bool { !isBucket && staging != nil && !adopted && !isInView }
 
     /// Puts the output in view; called by the store under the job's fence. Returns whether it
     /// renamed this attempt's staging into view (what ``withdraw()`` undoes): an output already

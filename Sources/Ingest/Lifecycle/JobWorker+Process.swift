@@ -12,7 +12,7 @@ extension JobWorker {
         let started = ContinuousClock.now
         var output = AttemptOutput(cdn: configuration.cdn, id: job.id, token: job.token)
         output.webhookClock = configuration.webhooks ? configuration.clock : nil
-        output.uploadID = job.uploadID ?? Upload.declaredID(of: job.input)
+        output.uploadID = job.uploadID ?? (Self.remoteInput(of: job) == nil ? Upload.declaredID(of: job.input) : nil)  // s3://: once fetched
         let lease = StopFlag()  // set once this attempt's lease is lost
         let recording = StopFlag()  // set once the store is asked to record the end
         let heartbeat = Task { await keepLease(job, lost: lease, recording: recording, log: log) }

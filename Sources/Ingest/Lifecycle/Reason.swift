@@ -30,6 +30,19 @@ public struct Reason: Codable, Sendable, Equatable {
         code = try container.decode(String.self, forKey: .code)
         message = try container.decode(String.self, forKey: .message)
         attempts = try container.decodeIfPresent(Int.self, forKey: .attempts) ?? 0
-        at = try container.decodeIfPresent(Date.self, forKey: .at)
+        if let text = try? container.decodeIfPresent(String.self, forKey: .at) {
+            at = ISO8601DateFormatter().date(from: text)
+        } else {
+            at = try container.decodeIfPresent(Date.self, forKey: .at)
+        }
+    }
+
+    /// `at` in ISO 8601 whatever the encoder's date strategy (the status API's and the files' alike).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(code, forKey: .code)
+        try container.encode(message, forKey: .message)
+        try container.encode(attempts, forKey: .attempts)
+        try container.encodeIfPresent(at.map { ISO8601DateFormatter().string(from: $0) }, forKey: .at)
     }
 }

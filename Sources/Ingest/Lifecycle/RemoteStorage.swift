@@ -8,9 +8,10 @@ public protocol RemoteStorage: Sendable {
     /// Fetches the upload at `input` into `directory` (private scratch) and returns the local
     /// path to transcode. Limits are checked before and while reading.
     func fetch(_ input: String, into directory: String, limits: Preset.Limits) async throws -> String
-    /// Checks the upload at `input` against `limits` from the storage's answers alone (nothing
-    /// downloaded); returns its canonical URL and its name (the object's, or the prefix's).
-    func check(_ input: String, limits: Preset.Limits) async throws -> (url: String, name: String)
+    /// Checks the upload at `input` against `limits` from the storage's answers alone (only an
+    /// upload directory's `upload.json` is read); returns its canonical URL, its name (the
+    /// object's, or the prefix's) and the upload's own id (``Upload/declaredID(inManifest:)``).
+    func check(_ input: String, limits: Preset.Limits) async throws -> (url: String, name: String, uploadID: String?)
     /// Uploads the output directory to `output`; `stillWanted` is asked before each file.
     func upload(_ directory: String, to output: String,
                 while stillWanted: @escaping @Sendable () -> Bool) async throws -> (objects: Int, bytes: Int64)

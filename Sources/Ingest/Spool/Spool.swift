@@ -188,6 +188,9 @@ public struct Spool: Sendable {
     /// every job with its daemon's preset.
     @discardableResult
     public func admit(_ job: NewJob) throws -> Bool {
+        guard UploadManifest.isValidID(job.id) else {
+            throw IngestError.cannotWrite(path: layout.directory(.work), reason: "\(job.id.debugDescription) cannot name a job")
+        }
         guard case .soleEntry(let holder) = job.input, let entry = RawPath.entries(of: holder).first else {
             throw IngestError.cannotRead(path: job.input.description, reason: "not a job directory made ready for the spool (<dir>/upload/<entry>)")
         }

@@ -170,6 +170,9 @@ public final class SpoolStore: JobStore {
             return JobSnapshot(id: id, state: .published, attempts: (record(layout.job(id, in: .archive))?.attempts ?? 0) + 1,
                                progress: 100, output: cdn.map { "\($0)/\(id)" }, manifest: manifest)
         }
+        if lstat(layout.job(id, in: .queued), &info) == 0 {
+            return JobSnapshot(id: id, state: .queued, attempts: 0)  // handed to the fleet's queue (`status --database` says more)
+        }
         for state in [SpoolLayout.State.rejected, .failed] where lstat(layout.job(id, in: state), &info) == 0 {
             let reason = JSONFile.read(Reason.self, from: "\(layout.job(id, in: state))/reason.json")
             return JobSnapshot(id: id, state: state == .rejected ? .rejected : .failed, attempts: reason?.attempts ?? 0, reason: reason)

@@ -3,8 +3,9 @@ import Transcode
 
 /// The one door through which every producer turns an upload into a job in a ``JobStore``:
 /// `ingestd submit`, the spool's hand-off to the queue, and both upload stores of `serve`.
-/// It holds the preset the upload was held to (its limits), so the job is encoded with that
-/// one, and it makes every job the same way: checked, its id minted, its upload id read.
+/// It makes every job the same way (checked, its id minted, its upload id read) and holds the
+/// preset the upload was held to: a queued job is encoded with it, while the spool runs every
+/// job with its daemon's own preset (give `serve` the same one).
 public struct Submitter: Sendable {
     public let preset: Preset
     private let presetJSON: String
@@ -34,14 +35,16 @@ public struct Submitter: Sendable {
     /// when given, and returns its job; the storage's own errors (unreachable, refused) pass.
     public func job(remote url: String, storage: any RemoteStorage, root: BucketUploadsRoot?) async throws -> NewJob {
         if let refusal = root?.refusal(for: url) { throw refusal }
-        let (canonical, name) = try await storage.check(url, limits: limits)
-        return job(.path(canonical), name: name.isEmpty ? "upload" : name)
+        let (canonical, name, uploadID) = try await storage.check(url, limits: limits)
+        return job(.path(canonical), name: name.isEmpty ? "upload" : name, uploadID: uploadID)
     }
 
     /// The job for `input`: `id` as given or minted from `name` (``Spool/makeID(for:)``); the
     /// upload's own id as given or, for a local upload directory, read from its `upload.json`.
     public func job(_ input: TranscodeJob.Input, id: String? = nil, name: String = "upload", uploadID: String? = nil) -> NewJob {
-        NewJob(id: id ?? Spool.makeID(for: name), input: input, uploadID: uploadID ?? Upload.declaredID(of: input), preset: presetJSON)
+        let local = !RemotePath.isRemote(input.description)
+        return NewJob(id: id ?? Spool.makeID(for: name), input: input, uploadID: uploadID ?? (local ? Upload.declaredID(of: input) : nil),
+                      preset: presetJSON)
     }
 
     /// Queues `jobs` in `store`, all or none where the store can; queueing an id again changes

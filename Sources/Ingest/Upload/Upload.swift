@@ -39,16 +39,20 @@ public struct Upload: Sendable {
     /// The `id` an upload directory's `upload.json` declares, read as safely as the upload
     /// itself (no link followed, size-limited); nil for a plain file or a manifest without a valid id.
     public static func declaredID(of input: TranscodeJob.Input) -> String? {
-        struct Declared: Decodable { var id: String }
         let entry: UploadEntry?
         switch input {
         case .path(let path): entry = try? UploadEntry.open(path)
         case .soleEntry(let holder): entry = try? UploadEntry.openSole(in: holder)
         }
-        guard case .directory(let directory)? = entry,
-              let data = try? directory.read(manifestName, limit: maxManifestBytes),
-              let id = (try? JSONDecoder().decode(Declared.self, from: data))?.id, UploadManifest.isValidID(id)
-        else { return nil }
+        guard case .directory(let directory)? = entry, let data = try? directory.read(manifestName, limit: maxManifestBytes) else { return nil }
+        return declaredID(inManifest: data)
+    }
+
+    /// The valid `id` an `upload.json`'s bytes declare, wherever they were read (a directory, a bucket).
+    public static func declaredID(inManifest data: Data) -> String? {
+        struct Declared: Decodable { var id: String }
+        guard data.count <= maxManifestBytes, let id = (try? JSONDecoder().decode(Declared.self, from: data))?.id,
+              UploadManifest.isValidID(id) else { return nil }
         return id
     }
 
