@@ -4,7 +4,7 @@ import Foundation
 /// a free loopback port (as the `postgres` user when the tests run as root), stopped at the end.
 public final class PostgresServer: @unchecked Sendable {
     public let directory: String
-    public let port: Int
+    public private(set) var port: Int
     public var url: String { "postgres://ingestd@127.0.0.1:\(port)/ingestd" }
     /// More server settings (`-c name=value` each) for the next ``start()``.
     public var settings: [String] = []
@@ -30,7 +30,16 @@ public final class PostgresServer: @unchecked Sendable {
         port = try Self.freePort()
         if getuid() == 0 { _ = try Tool.run("chown", ["-R", "postgres:postgres", directory]) }
         try Self.run(bin, "initdb", ["-D", "\(directory)/data", "-U", "ingestd", "-A", "trust", "--no-sync", "-E", "UTF8"])
-        try start()
+        // A port found free may be taken before the server binds it (another test's server, or
+        // a connection's own local port): then the server starts again on another one.
+        for launch in 1... {
+            do {
+                try start()
+                break
+            } catch where launch < 3 && ((try? String(contentsOfFile: "\(directory)/server.log", encoding: .utf8)) ?? "").contains("could not bind") {
+                port = try Self.freePort()
+            }
+        }
         try Self.run(bin, "createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "ingestd", "ingestd"])
     }
 
