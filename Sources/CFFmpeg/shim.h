@@ -5,6 +5,7 @@
 #define INGESTD_CFFMPEG_SHIM_H
 
 #include <errno.h>
+#include <string.h>
 #include <math.h>
 #include <unistd.h>
 #include <libavformat/avformat.h>
@@ -47,6 +48,73 @@ static int cff_io_close_keeping_error(AVFormatContext *s, AVIOContext *pb) {
 static inline void cff_keep_io_errors(AVFormatContext *s, int *slot) {
     s->opaque = slot;
     s->io_close2 = cff_io_close_keeping_error;
+}
+
+// MARK: files a muxer writes, made whole before they appear
+/// Files the muxer opens for writing (an HLS init section, each segment) are gathered in memory
+/// and handed whole to `finished` when the muxer closes them; it writes them durably under
+/// their final name. Playlists (`.m3u8`) go to their file as the muxer writes them.
+/// `error` is first: the struct is also the error slot of `cff_io_close_keeping_error`.
+#define CFF_DURABLE_SLOTS 8
+typedef int (*cff_file_finished)(void *owner, const char *url, const uint8_t *data, int size);
+typedef struct cff_durable_io {
+    int error;
+    cff_file_finished finished;
+    void *owner;
+    AVIOContext *open[CFF_DURABLE_SLOTS];
+    char *urls[CFF_DURABLE_SLOTS];
+} cff_durable_io;
+
+static int cff_durable_open(AVFormatContext *s, AVIOContext **pb, const char *url, int flags, AVDictionary **options) {
+    cff_durable_io *io = (cff_durable_io *)s->opaque;
+    size_t length = strlen(url);
+    int playlist = length >= 5 && strcmp(url + length - 5, ".m3u8") == 0;
+    if (playlist || !(flags & AVIO_FLAG_WRITE)) return avio_open2(pb, url, flags, &s->interrupt_callback, options);
+    for (int i = 0; i < CFF_DURABLE_SLOTS; i++) {
+        if (io->open[i]) continue;
+        int opened = avio_open_dyn_buf(pb);
+        if (opened < 0) return opened;
+        io->open[i] = *pb;
+        io->urls[i] = av_strdup(url);
+        return io->urls[i] ? 0 : AVERROR(ENOMEM);
+    }
+    return AVERROR(EMFILE);
+}
+
+static int cff_durable_close(AVFormatContext *s, AVIOContext *pb) {
+    cff_durable_io *io = (cff_durable_io *)s->opaque;
+    for (int i = 0; i < CFF_DURABLE_SLOTS; i++) {
+        if (io->open[i] != pb) continue;
+        uint8_t *data = NULL;
+        int size = avio_close_dyn_buf(pb, &data);
+        int result = io->finished(io->owner, io->urls[i], data, size);
+        av_free(data);
+        av_freep(&io->urls[i]);
+        io->open[i] = NULL;
+        if (result < 0 && io->error == 0) io->error = result;
+        return result;
+    }
+    return cff_io_close_keeping_error(s, pb);
+}
+
+/// Routes the muxer's file opens and closes (and its nested muxers', which copy these) through
+/// `cff_durable_open`/`cff_durable_close`.
+static inline void cff_durable_files(AVFormatContext *s, cff_durable_io *io) {
+    s->opaque = io;
+    s->io_open = cff_durable_open;
+    s->io_close2 = cff_durable_close;
+}
+
+/// Frees what an aborted muxer left gathered.
+static inline void cff_durable_release(cff_durable_io *io) {
+    for (int i = 0; i < CFF_DURABLE_SLOTS; i++) {
+        if (!io->open[i]) continue;
+        uint8_t *data = NULL;
+        avio_close_dyn_buf(io->open[i], &data);
+        av_free(data);
+        av_freep(&io->urls[i]);
+        io->open[i] = NULL;
+    }
 }
 
 // MARK: time

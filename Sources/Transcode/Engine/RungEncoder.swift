@@ -117,7 +117,8 @@ final class RungEncoder: @unchecked Sendable {
         case .encoded(let encoder): audioTimeBase = encoder.timeBase
         case .copied(let parameters): audioTimeBase = parameters.timeBase
         }
-        var hls = try OutputContext(format: "hls", path: layout.playlist(rung))
+        // Init section and segments appear whole and flushed, never in the middle of a write.
+        var hls = try OutputContext(format: "hls", path: layout.playlist(rung), durableFiles: true)
         try addVideo(hls)
         try addSound(hls)
         // Segment cuts are decided by the plan, not by the muxer's clock: only packets that

@@ -14,8 +14,12 @@ struct OutputContext: ~Copyable {
     private let scratch = Packet()
     /// The first write error of a file the muxer opened and closed itself (see ``init``).
     private let ioError: UnsafeMutablePointer<Int32>
+    /// With `durableFiles`: where the muxer's own files are made whole before they appear.
+    private let durable: DurableFiles?
 
-    init(format: String, path: String) throws {
+    /// `durableFiles`: the files the muxer opens itself (an HLS init section and segments) appear
+    /// only whole and flushed (``DurableFiles``).
+    init(format: String, path: String, durableFiles: Bool = false) throws {
         self.path = path
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         let result = avformat_alloc_output_context2(&ctx, nil, format, path)
@@ -26,8 +30,18 @@ struct OutputContext: ~Copyable {
         ioError = .allocate(capacity: 1)  // after the guard: a muxer that cannot be made leaves nothing
         ioError.initialize(to: 0)
         // Muxers that open their own files (hls: segments, playlists) drop close errors.
-        cff_keep_io_errors(ctx, ioError)
+        if durableFiles {
+            let files = DurableFiles()
+            cff_durable_files(ctx, files.io)
+            durable = files
+        } else {
+            cff_keep_io_errors(ctx, ioError)
+            durable = nil
+        }
     }
+
+    /// The first write error of a file the muxer wrote itself, 0 when none.
+    private var firstIOError: Int32 { durable?.error ?? ioError.pointee }
 
     deinit {
         if ownsIO, let ctx = context { avio_closep(&ctx.pointee.pb) }
@@ -88,7 +102,7 @@ struct OutputContext: ~Copyable {
         av_packet_rescale_ts(scratch.pointer, timeBase, ctx.pointee.streams[stream]!.pointee.time_base)
         let result = av_interleaved_write_frame(ctx, scratch.pointer)
         guard result >= 0 else { throw outputError(result) }
-        guard ioError.pointee == 0 else { throw outputError(ioError.pointee) }
+        guard firstIOError == 0 else { throw outputError(firstIOError) }
     }
 
     /// Flushes interleaving queues, writes the trailer, closes the file and frees the context.
@@ -99,7 +113,7 @@ struct OutputContext: ~Copyable {
             if result >= 0 { result = closed }
             ownsIO = false
         }
-        if result >= 0 { result = ioError.pointee }
+        if result >= 0 { result = firstIOError }
         avformat_free_context(context)
         context = nil
         guard result >= 0 else { throw outputError(result) }
