@@ -94,6 +94,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mode and response.status == 200:
             self.lie(mode, response, data, state.get("declare", 0))
             return
+        # Logged before it is answered, as the injected ones are: the client may look at once.
+        log(f"{self.command} {self.path} {response.status}")
         self.send_response(response.status)
         for name, value in response.getheaders():
             if name.lower() not in ("transfer-encoding", "connection", "content-length"):
@@ -104,7 +106,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
-        log(f"{self.command} {self.path} {response.status}")
 
     def lie(self, mode, response, data, declare):
         """Sends `data` framed as `mode` says (see the module's doc), logs the bytes sent."""

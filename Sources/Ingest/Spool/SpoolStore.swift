@@ -162,7 +162,7 @@ public final class SpoolStore: JobStore {
     /// Job `id` from the folder it is in: `archive/` published, `rejected/` or `failed/` with
     /// its `reason.json`, `work/` running while locked (with its progress) or queued.
     public static func job(_ id: String, layout: SpoolLayout, cdn: String?) -> JobSnapshot? {
-        guard !id.isEmpty, !id.hasPrefix("."), !id.contains("/") else { return nil }  // a name in the spool, nothing else
+        guard UploadManifest.isValidID(id) else { return nil }  // a name the spool could have minted, nothing else
         var info = stat()
         func record(_ directory: String) -> JobRecord? { JSONFile.read(JobRecord.self, from: "\(directory)/job.json") }
         if lstat(layout.job(id, in: .archive), &info) == 0 {
