@@ -53,10 +53,10 @@ import Transcode
             let keys = frames.filter(\.key).map { ($0.time * 1000).rounded() / 1000 }
             let first = keys.first ?? 0
             #expect(keys.map { (($0 - first) * 1000).rounded() / 1000 } == sourceKeys, "\(rendition.name) key frames")
-            // Segments cut at the upload's IDRs, following 0.5 + 1 + 2.5 s (each rounded up to an IDR).
+            // Segments cut at the upload's IDRs, following 0.5 + 0.5 + 1 s (each rounded up to an IDR).
             let directory = "\(output.directory)/\(rendition.name)"
             let playlist = try Checks.playlist(directory)
-            #expect(playlist.segments.map { ($0.duration * 10).rounded() / 10 } == [1, 1, 3, 1], "\(rendition.name)")
+            #expect(playlist.segments.map { ($0.duration * 10).rounded() / 10 } == [1, 1, 1, 1, 1, 1], "\(rendition.name)")
             for segment in playlist.segments {
                 let first = try Checks.firstFrameOfSegment(directory: directory, segment: segment.uri)
                 #expect(first.key && first.type == "I", "\(rendition.name)/\(segment.uri) starts with \(first.type)")

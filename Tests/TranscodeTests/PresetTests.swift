@@ -42,7 +42,7 @@ import Testing
         #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v["frameRate"] = "thirty"; $0["video"] = v }) == "video.frameRate")
         #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v.removeValue(forKey: "level"); $0["video"] = v }) == "video.level")
         #expect(field(try decodeError { var a = $0["audio"] as! [String: Any]; a["channels"] = 6; $0["audio"] = a }) == "audio.channels")
-        #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v["segmentSeconds"] = 5; $0["video"] = v }) == "video.segmentSeconds")
+        #expect(field(try decodeError { var v = $0["video"] as! [String: Any]; v["segmentSeconds"] = 61; $0["video"] = v }) == "video.segmentSeconds")
         #expect(field(try decodeError { var p = $0["preview"] as! [String: Any]; p["shortSide"] = 241; $0["preview"] = p }) == "preview.shortSide")
         #expect(field(try decodeError { var p = $0["preview"] as! [String: Any]; p["fps"] = 0; $0["preview"] = p }) == "preview.fps")
         #expect(field(try decodeError { var p = $0["preview"] as! [String: Any]; p["loop"] = 1; $0["preview"] = p }) == "preview.loop")

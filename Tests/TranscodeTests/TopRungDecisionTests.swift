@@ -33,8 +33,8 @@ import Testing
                 "three rung scalers plus poster, poster statistics, storyboard and preview: \(plan.videoFilterGraph)")
         #expect(plan.posterSinkIndex == 3)
         #expect((0..<600).filter(plan.isKeyframe(frame:)) == Array(stride(from: 0, to: 600, by: 30)))
-        // 0.5 s, 1 s, 2.5 s, then 6 s, each rounded up to the next IDR.
-        #expect((0..<600).filter(plan.startsSegment(frame:)) == [0, 30, 60, 150, 330, 510])
+        // 0.5 s, 0.5 s, then 1 s, each rounded up to the next IDR: a segment per IDR.
+        #expect((0..<600).filter(plan.startsSegment(frame:)) == Array(stride(from: 0, to: 600, by: 30)))
         #expect(plan.gopFrames == 30)
     }
 
@@ -42,7 +42,7 @@ import Testing
         #expect(try Self.reason(Self.app { $0.rotation = 90 }).contains("rotated 90°"))
         #expect(try Self.reason(Self.app(fps: 30000 / 1001.0)).contains("not a constant 30 fps"))
         #expect(try Self.reason(Self.app(peakKbps: 6500)).contains("above the top rung's 6000 kbit/s cap"))
-        #expect(try Self.reason(Self.app(gop: 240)).contains("longer than a 6 s segment"))
+        #expect(try Self.reason(Self.app(gop: 60)).contains("IDR every 2.00 s, longer than a 1 s segment"))
         #expect(try Self.reason(Self.app { $0.level = 51 }).contains("level 5.1 above the preset's 4.1"))
         #expect(try Self.reason(Self.app { $0.profile = "Constrained Baseline" }).contains("not High or Main"))
         #expect(try Self.reason(Self.app { $0.colorTransfer = "arib-std-b67" }).contains("not SDR BT.709"))
@@ -70,7 +70,10 @@ import Testing
 
     /// A short clip with its only IDR at the start: the lower rungs get no IDR the upload lacks.
     @Test func singleIDRClipKeepsOneGOP() throws {
-        let plan = try TranscodePlan.make(probe: Self.app(seconds: 4, gop: 120), preset: .builtIn)
+        var sixSeconds = Preset.builtIn
+        sixSeconds.video.gopSeconds = 2
+        sixSeconds.video.segmentSeconds = 6
+        let plan = try TranscodePlan.make(probe: Self.app(seconds: 4, gop: 120), preset: sixSeconds)
         #expect(plan.topRungDecision.mode == .passthrough, "\(plan.topRungDecision.reason)")
         #expect(plan.gopFrames == 120)
         #expect((0..<120).filter(plan.isKeyframe(frame:)) == [0])

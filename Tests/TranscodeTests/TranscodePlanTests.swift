@@ -90,11 +90,20 @@ func probe(width: Int, height: Int, rotation: Int = 0, fps: Double = 30, transfe
     @Test func segmentsStartShortThenSettleAtTarget() throws {
         let plan = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, duration: 30), preset: .builtIn)
         let starts = (0..<900).filter(plan.startsSegment(frame:))
-        // 0.5 s, 1 s, 2.5 s for a fast start, then the 6 s target.
-        #expect(starts == [0, 15, 45, 120, 300, 480, 660, 840])
-        // Every segment start is a keyframe (the 0.5 s and 1.5 s ones off the 2 s grid too); keyframes every 2 s.
-        for start in starts { #expect(plan.isKeyframe(frame: start)) }
-        #expect((0..<900).filter(plan.isKeyframe(frame:)) == (Array(stride(from: 0, to: 900, by: 60)) + [15, 45]).sorted())
+        // 0.5 s, 0.5 s, then 1 s segments (`#EXT-X-TARGETDURATION:1`, for a video that grows while played).
+        #expect(starts == [0, 15] + Array(stride(from: 30, to: 900, by: 30)))
+        // Every segment start is a keyframe, and nothing else is (a keyframe every second, plus 0.5 s).
+        #expect((0..<900).filter(plan.isKeyframe(frame:)) == starts)
+        // A preset's own layout: 0.5 s, 1 s, 2.5 s, then 6 s with a 2 s GOP.
+        var long = Preset.builtIn
+        long.video.gopSeconds = 2
+        long.video.segmentSeconds = 6
+        long.video.initialSegmentSeconds = [0.5, 1, 2.5]
+        let longPlan = try TranscodePlan.make(probe: probe(width: 1920, height: 1080, duration: 30), preset: long)
+        let longStarts = (0..<900).filter(longPlan.startsSegment(frame:))
+        #expect(longStarts == [0, 15, 45, 120, 300, 480, 660, 840])
+        for start in longStarts { #expect(longPlan.isKeyframe(frame: start)) }
+        #expect((0..<900).filter(longPlan.isKeyframe(frame:)) == (Array(stride(from: 0, to: 900, by: 60)) + [15, 45]).sorted())
     }
 
     @Test func silentTrackWhenSourceHasNoAudio() throws {

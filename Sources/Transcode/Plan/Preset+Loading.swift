@@ -6,8 +6,8 @@ extension Preset {
     /// The built-in ladder; `Presets/default.json` is this value written out.
     public static let builtIn = Preset(
         name: "default",
-        video: Video(encoderPreset: "veryfast", level: "4.1", frameRate: 30, gopSeconds: 2,
-                     segmentSeconds: 6, initialSegmentSeconds: [0.5, 1, 2.5], initialBufferFill: 0.1),
+        video: Video(encoderPreset: "veryfast", level: "4.1", frameRate: 30, gopSeconds: 1,
+                     segmentSeconds: 1, initialSegmentSeconds: [0.5, 0.5], initialBufferFill: 0.1),
         // The bottom two are cellular-safe (Apple's authoring spec: 145 kbit/s at 416×234,
         // 365 kbit/s at 640×360), with lighter sound; players start on the first one listed.
         rungs: [
