@@ -53,7 +53,7 @@ static inline void cff_keep_io_errors(AVFormatContext *s, int *slot) {
 // MARK: files a muxer writes, made whole before they appear
 /// Files the muxer opens for writing (an HLS init section, each segment) are gathered in memory
 /// and handed whole to `finished` when the muxer closes them; it writes them durably under
-/// their final name. Playlists (`.m3u8`) go to their file as the muxer writes them.
+/// their final name (or drops them: see `DurableFiles`).
 /// `error` is first: the struct is also the error slot of `cff_io_close_keeping_error`.
 #define CFF_DURABLE_SLOTS 8
 typedef int (*cff_file_finished)(void *owner, const char *url, const uint8_t *data, int size);
@@ -67,9 +67,7 @@ typedef struct cff_durable_io {
 
 static int cff_durable_open(AVFormatContext *s, AVIOContext **pb, const char *url, int flags, AVDictionary **options) {
     cff_durable_io *io = (cff_durable_io *)s->opaque;
-    size_t length = strlen(url);
-    int playlist = length >= 5 && strcmp(url + length - 5, ".m3u8") == 0;
-    if (playlist || !(flags & AVIO_FLAG_WRITE)) return avio_open2(pb, url, flags, &s->interrupt_callback, options);
+    if (!(flags & AVIO_FLAG_WRITE)) return avio_open2(pb, url, flags, &s->interrupt_callback, options);
     for (int i = 0; i < CFF_DURABLE_SLOTS; i++) {
         if (io->open[i]) continue;
         int opened = avio_open_dyn_buf(pb);

@@ -4,6 +4,9 @@ import Foundation
 public enum TranscodeEvent: Sendable {
     case planned(TranscodePlan)
     case progress(TranscodeProgress)
+    /// A growing ladder (``TranscodeRequest/growing``) can be played: its master is written and
+    /// every rung lists this many seconds of video.
+    case playable(seconds: Double)
     case finished(ReadyManifest)
 }
 
@@ -27,6 +30,11 @@ public struct TranscodeRequest: Sendable {
     /// The version directory already published for this video, whose H.264 rungs, MP4 and sound
     /// are kept (copied) while only the preset's other codecs are encoded; nil: encode everything.
     public var publishedVersion: String?
+    /// The ladder is played while it is made: each media playlist is an `EVENT` playlist that
+    /// grows as segments land, and the master is written as soon as every rung lists enough to
+    /// play on (``TranscodeEvent/playable(seconds:)``). Otherwise (false) the playlists are
+    /// `VOD`, written at the end.
+    public var growing = false
 
     public init(clips: [(ClipSource, SourceFile)], music: (MusicSource, SourceFile)? = nil, outputDirectory: String,
                 preset: Preset, uploadID: String? = nil, metadata: [String: JSONValue] = [:]) {
@@ -86,8 +94,11 @@ public enum Transcoder {
         let layout = OutputLayout(directory: request.outputDirectory)
         let published = try request.publishedVersion.map { try PublishedLadder(directory: $0, plan: plan) }
         try published?.copyH264(plan, into: layout)
+        let progress: @Sendable (TranscodeProgress) -> Void = { emit(.progress($0)) }
+        let growing: @Sendable (Double) -> Void = { emit(.playable(seconds: $0)) }
+        let playable = request.growing ? growing : nil
         let pipeline = try Pipeline(plan: plan, clipFiles: request.clipFiles, musicFile: request.musicFile, layout: layout,
-                                    published: published, cancellation: cancellation) { emit(.progress($0)) }
+                                    published: published, cancellation: cancellation, progress: progress, playable: playable)
         let result = try pipeline.run()
         return try ManifestWriter.write(plan: plan, layout: layout, result: result, wallSeconds: (ContinuousClock.now - clock).seconds,
                                         uploadID: request.uploadID, metadata: request.metadata)

@@ -54,10 +54,11 @@ struct JobRunCommand: AsyncParsableCommand {
             case .failure(let error): throw error
             }
             let preset = try PresetOption.load(request.preset)
-            let (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .bufferingNewest(4))
+            let (events, continuation) = AsyncStream.makeStream(of: TranscodeEvent.self, bufferingPolicy: .unbounded)
             var job = TranscodeJob(input: request.input, destination: request.output, preset: preset, parent: parent,
                                    attempt: request.attempt)
             job.publishedVersion = request.publishedVersion
+            job.growing = request.playablePath != nil
             let stageOnly = request.stageOnly
             let work = Task { () -> (ReadyManifest, String?) in
                 if stageOnly {
@@ -73,6 +74,9 @@ struct JobRunCommand: AsyncParsableCommand {
             let progressPath = request.progressPath
             var last = ContinuousClock.now - .seconds(10)
             for await event in events {
+                if case .playable(let seconds) = event, let path = request.playablePath {
+                    try? JSONFile.write(JobPlayable(seconds: seconds, at: Date()), to: path)
+                }
                 guard case .progress(let p) = event, ContinuousClock.now - last >= .seconds(1) else { continue }
                 last = ContinuousClock.now
                 try? JSONFile.write(JobProgress(fraction: p.fraction, outputSeconds: p.outputSeconds, speed: p.speed,

@@ -23,6 +23,10 @@ public struct JobRequest: Codable, Sendable, Equatable {
     /// The version directory published now, whose H.264 ladder and sound are kept
     /// (``TranscodeJob/publishedVersion``); the job may read it.
     public var publishedVersion: String?
+    /// Set for a video played while it is made: `output` is the attempt's version directory,
+    /// written in place (``TranscodeJob/growing``), and a ``JobPlayable`` is written here once
+    /// its ladder can be played.
+    public var playablePath: String?
 
     public init(input: TranscodeJob.Input, output: String, preset: String, resultPath: String, progressPath: String,
                 limits: ChildLimits, stageOnly: Bool, attempt: Int64?, publishedVersion: String? = nil) {
@@ -59,6 +63,18 @@ public struct JobProgress: Codable, Sendable {
         self.speed = speed
         self.etaSeconds = etaSeconds
         self.updatedAt = updatedAt
+    }
+}
+
+/// What a growing job's process writes once its ladder can be played (``JobRequest/playablePath``).
+public struct JobPlayable: Codable, Sendable, Equatable {
+    /// Seconds of video every rung lists.
+    public var seconds: Double
+    public var at: Date
+
+    public init(seconds: Double, at: Date) {
+        self.seconds = seconds
+        self.at = at
     }
 }
 

@@ -47,21 +47,31 @@ public struct JobRunner: Sendable {
     /// never the upload.
     /// `attempt` (a queue attempt's fencing token) names the staging, see ``StagedDirectory``.
     /// `publishedVersion`: see ``TranscodeJob/publishedVersion``.
+    /// `playable`: the job grows its output in place (`output` is its version directory, see
+    /// ``TranscodeJob/growing``), and this is called once, while the job process runs, when its
+    /// ladder can be played.
     public func run(input: TranscodeJob.Input, output: String, jobDirectory: String, stageOnly: Bool = false,
                     attempt: Int64? = nil, publishedVersion: String? = nil,
+                    playable: (@Sendable (JobPlayable) async -> Void)? = nil,
                     stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
         let resultPath = "\(jobDirectory)/result.json"
-        try? FileManager.default.removeItem(atPath: resultPath)
-        let request = JobRequest(input: input, output: output, preset: presetArgument, resultPath: resultPath,
+        let playablePath = "\(jobDirectory)/playable.json"
+        for stale in [resultPath, playablePath] { try? FileManager.default.removeItem(atPath: stale) }
+        var request = JobRequest(input: input, output: output, preset: presetArgument, resultPath: resultPath,
                                  progressPath: "\(jobDirectory)/progress.json", limits: limits, stageOnly: stageOnly, attempt: attempt,
                                  publishedVersion: publishedVersion)
+        request.playablePath = playable == nil ? nil : playablePath
         let process: Process
         do {
             process = try start(request)
         } catch {
             return .retryable(code: "internal", message: "\(error)")
         }
-        let ending = await wait(for: process, stop: stop)
+        let ending = await wait(for: process, stop: stop, playable: playable.map { playable in {
+            guard let reported = JSONFile.read(JobPlayable.self, from: playablePath) else { return false }
+            await playable(reported)
+            return true
+        } })
         return outcome(of: process, ending, result: JSONFile.read(JobResult.self, from: resultPath), input: input)
     }
 
@@ -97,14 +107,16 @@ public struct JobRunner: Sendable {
 
     /// Waits for the job process, asking it to stop (SIGTERM, then SIGKILL `killAfterSeconds`
     /// later) once `stop` says so or the task is cancelled, and killing it past the timeout.
-    private func wait(for process: Process, stop: @Sendable () -> Bool) async -> Ending {
+    /// `playable` is asked at each look until it says it is done (a growing job's report).
+    private func wait(for process: Process, stop: @Sendable () -> Bool, playable: (() async -> Bool)?) async -> Ending {
         let started = ContinuousClock.now
-        var ending = Ending(), killed = false
+        var ending = Ending(), killed = false, shown = playable == nil
         var stopAsked = ContinuousClock.now
         while process.isRunning {
             // Not cut short by cancellation (that would spin): a cancelled wait asks the child
             // to stop like `stop` does, and still waits for it.
-            await SteadyTimer.pause(for: .milliseconds(100))
+            await SteadyTimer.pause(for: .milliseconds(shown ? 100 : 20))
+            if !shown, !ending.interrupted, let playable { shown = await playable() }
             if !ending.interrupted, stop() || Task.isCancelled {
                 ending.interrupted = true
                 stopAsked = .now

@@ -34,6 +34,10 @@ public struct TranscodeJob: Sendable {
     /// (``Preset/codecLadders``) is to keep its H.264 ladder, MP4 and sound and add only the
     /// other codecs' rungs (``TranscodeRequest/publishedVersion``).
     public var publishedVersion: String?
+    /// The video is played while it is made: `destination` is this attempt's version directory
+    /// (`CDN/<id>/t<token>`), written in place, whose parent (`CDN/<id>`) the attempt's worker
+    /// points into once the ladder can be played (``TranscodeEvent/playable(seconds:)``).
+    public var growing = false
 
     public init(input: Input, destination: String, preset: Preset, parent: pid_t? = nil, attempt: Int64? = nil) {
         self.input = input
@@ -74,7 +78,7 @@ public struct TranscodeJob: Sendable {
             case .path(let path): upload = try Upload.open(path, limits: preset.limits)
             case .soleEntry(let holder): upload = try Upload.openSole(in: holder, limits: preset.limits)
             }
-            staged = try StagedDirectory(destination: destination, attempt: attempt)
+            staged = growing ? try Self.version(destination) : try StagedDirectory(destination: destination, attempt: attempt)
         } catch {
             events?.finish()
             throw error
@@ -84,10 +88,27 @@ public struct TranscodeJob: Sendable {
         do {
             var request = upload.request(outputDirectory: staged.staging, preset: preset)
             request.publishedVersion = publishedVersion
+            request.growing = growing
             return (try await Transcoder.run(request, events: events), staged)
         } catch {
             staged.discard()
             throw error
         }
+    }
+
+    /// A growing job's version directory, made empty in place (its parent `CDN/<id>` too, in an
+    /// existing CDN root): what it writes is visible as it lands, and named only once whole.
+    private static func version(_ destination: String) throws -> StagedDirectory {
+        let url = URL(fileURLWithPath: destination).standardizedFileURL
+        let root = url.deletingLastPathComponent().path
+        do {
+            if !FileManager.default.fileExists(atPath: root) {
+                try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)
+            }
+            try FileManager.default.createDirectory(atPath: url.path, withIntermediateDirectories: false)
+        } catch {
+            throw IngestError.cannotWrite(path: url.path, reason: TranscodeError.writeFailure(error))
+        }
+        return StagedDirectory(destination: url.path, staging: url.path)
     }
 }

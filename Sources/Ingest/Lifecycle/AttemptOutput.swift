@@ -8,6 +8,10 @@ import Transcode
 ///
 /// - A directory CDN: the job process stages beside `CDN/<id>` (in `.<id>.staging-t<token>`)
 ///   and ``publish()`` renames the staging into place.
+/// - A directory CDN, growing (``growing``, the default of `watch`): the job process writes its
+///   own version `CDN/<id>/t<token>` in place, and the video is played while it is made:
+///   ``showGrowing()`` points `CDN/<id>/master.m3u8` into the version once the ladder can be
+///   played, and ``publish()`` repoints it at the measured master and adds `manifest.json`.
 /// - A bucket CDN (`s3://…`), which has no rename: the attempt uploads to its own version
 ///   prefix `CDN/<id>/t<token>`, and the store's record of the end (the job's row, the spool's
 ///   pointer) is what names it.
@@ -20,6 +24,8 @@ public struct AttemptOutput: Sendable {
     /// (it stages beside it), or in a bucket this attempt's version prefix.
     public let destination: String
     public let isBucket: Bool
+    /// The job process writes its version in place and the video is played while it grows.
+    public let growing: Bool
     private let cdn: String
     /// The directory the job process staged in, once it is done (a bucket's: the local copy it uploaded).
     public private(set) var staging: String?
@@ -36,13 +42,15 @@ public struct AttemptOutput: Sendable {
     /// contract tests take the lease away there, to show nobody can take the job meanwhile).
     public var whilePublishing: (@Sendable () async throws -> Void)?
 
-    public init(cdn: String, id: String, token: Int64) {
+    /// `growing`: for a directory CDN, the video is played while it is made (ignored for a bucket).
+    public init(cdn: String, id: String, token: Int64, growing: Bool = false) {
         self.id = id
         self.token = token
         self.cdn = cdn
         isBucket = RemotePath.isRemote(cdn)
+        self.growing = growing && !isBucket
         published = "\(cdn)/\(id)"
-        destination = isBucket ? "\(cdn)/\(id)/\(Self.version(token: token))" : "\(cdn)/\(id)"
+        destination = isBucket || self.growing ? "\(cdn)/\(id)/\(Self.version(token: token))" : "\(cdn)/\(id)"
     }
 
     /// The output of an end that publishes nothing (a release before the attempt ran).
@@ -64,13 +72,19 @@ public struct AttemptOutput: Sendable {
     public mutating func staged(at staging: String?) {
         self.staging = staging
         adopted = isInView
-        let sources = adopted ? [destination] : [staging].compactMap { $0 }
+        let sources = adopted ? [published] : [staging].compactMap { $0 }
         manifest = sources.lazy.compactMap { FileManager.default.contents(atPath: "\($0)/manifest.json") }.first ?? Data("{}".utf8)
+        if growing, !adopted, let own = try? JSONDecoder().decode(ReadyManifest.self, from: manifest) {
+            manifest = VersionPointer.manifest(own, version: version).jsonData()  // as `CDN/<id>/manifest.json` will say
+        }
     }
 
     /// Whether ``publish()`` is to rename this attempt's staging into view (what ``withdraw()``
     /// undoes): a staged directory output that no earlier attempt put in view.
     public var renamesIntoView: Bool { !isBucket && staging != nil && !adopted && !isInView }
+
+    /// The version name of this attempt (`t<token>`).
+    public var version: String { Self.version(token: token) }
 
     /// Puts the output in view; called by the store under the job's fence. Returns whether it
     /// renamed this attempt's staging into view (what ``withdraw()`` undoes): an output already
@@ -78,7 +92,9 @@ public struct AttemptOutput: Sendable {
     @discardableResult
     public func publish() async throws -> Bool {
         var renamed = false
-        if !isBucket, let staging {
+        if growing, let staging {
+            renamed = try GrowingVersion(root: published, token: token).publish(staging: staging, adopted: adopted)
+        } else if !isBucket, let staging {
             let staged = StagedDirectory(destination: destination, staging: staging)
             if adopted || isInView {
                 staged.discard()
@@ -95,6 +111,7 @@ public struct AttemptOutput: Sendable {
     /// not happen: the output goes back to its staging name, so nothing stays in view that the
     /// store does not call published.
     public func withdraw() throws {
+        if growing { return try GrowingVersion(root: published, token: token).withdraw() }
         guard !isBucket, let staging, !FileManager.default.fileExists(atPath: staging),
               FileManager.default.fileExists(atPath: "\(destination)/manifest.json") else { return }
         try StagedDirectory(destination: destination, staging: staging).withdraw()
@@ -110,6 +127,7 @@ public struct AttemptOutput: Sendable {
     /// was stopped or killed cannot remove it itself, and left no result to say where it is.
     /// Only this attempt's own goes (a newer attempt's may be beside it).
     public func discardStaging() {
+        if growing { GrowingVersion(root: published, token: token).discard() }
         guard !isBucket else { return }
         try? FileManager.default.removeItem(atPath: "\(cdn)/\(StagedDirectory.stagingPrefix(of: id))\(Self.version(token: token))")
     }
@@ -117,6 +135,7 @@ public struct AttemptOutput: Sendable {
     /// Removes the stagings of this job's earlier attempts in a directory CDN (their owners lost
     /// the job, or were killed; no newer attempt can exist while this one holds the job).
     public func discardEarlierStagings() {
+        if growing { GrowingVersion(root: published, token: token).discardEarlier() }
         guard !isBucket else { return }
         let prefix = StagedDirectory.stagingPrefix(of: id)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: cdn)) ?? [] where name.hasPrefix(prefix) {
@@ -127,7 +146,23 @@ public struct AttemptOutput: Sendable {
 
     /// Whether an earlier attempt already put the output in view (its worker died before
     /// recording the end): this attempt then only records it.
-    public var isInView: Bool { !isBucket && FileManager.default.fileExists(atPath: "\(destination)/manifest.json") }
+    public var isInView: Bool { !isBucket && FileManager.default.fileExists(atPath: "\(published)/manifest.json") }
+
+    /// Makes this attempt's growing version what `CDN/<id>/master.m3u8` plays, unless the video
+    /// is published already or a newer attempt's is shown; called by the store under the job's
+    /// fence. Returns whether it is shown.
+    public func showGrowing() throws -> Bool {
+        guard growing else { return false }
+        return try GrowingVersion(root: published, token: token).show()
+    }
+
+    /// The `upload.playable` webhook of a growing attempt that is shown (`arrived`: when the
+    /// upload came); nil when webhooks are off.
+    public func playableWebhook(_ report: JobPlayable, arrived: Date?) -> OutboxEvent? {
+        guard let now = webhookClock?.now() else { return nil }
+        return UploadEvent.playable(job: id, uploadID: uploadID, listedSeconds: report.seconds,
+                                    afterSeconds: arrived.map { report.at.timeIntervalSince($0) }, at: now)
+    }
 
     /// The webhook of `end` as the store records it (its reason's message may name where the
     /// store files the upload): `upload.published`, `upload.rejected` or `upload.failed`; nil

@@ -23,6 +23,12 @@ public protocol JobStore: Sendable {
     /// the job; a throw from it records nothing. The output's webhook for the end, as the store
     /// records it, is recorded with the end (delivered at least once).
     func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput) async throws -> Bool
+    /// A growing attempt's ladder can be played (``JobRunner``'s report): shows it
+    /// (``AttemptOutput/showGrowing()``) under the job's fence and records it (event, the
+    /// `upload.playable` webhook). False when the attempt no longer holds the job, the video is
+    /// shown otherwise, or the store shows no video before it ends.
+    func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool
+
     /// Returns jobs whose lease ran out to the queue (ending those out of attempts as failed);
     /// returns their ids.
     func rescue(now: Date) async throws -> [String]
@@ -58,6 +64,8 @@ extension JobStore {
     public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {}
 
     public func abandon(_ job: ClaimedJob) async {}
+
+    public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool { false }
 
     public func clockOffset() async throws -> Double? { nil }
 

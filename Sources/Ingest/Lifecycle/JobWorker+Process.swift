@@ -10,7 +10,7 @@ extension JobWorker {
     nonisolated func process(_ job: ClaimedJob) async {
         let log = logger.with(["id": "\(job.id)", "attempt": "\(job.attempt)"])
         let started = ContinuousClock.now
-        var output = AttemptOutput(cdn: configuration.cdn, id: job.id, token: job.token)
+        var output = AttemptOutput(cdn: configuration.cdn, id: job.id, token: job.token, growing: configuration.growing)
         output.webhookClock = configuration.webhooks ? configuration.clock : nil
         output.uploadID = job.uploadID ?? (Self.remoteInput(of: job) == nil ? Upload.declaredID(of: job.input) : nil)  // s3://: once fetched
         let lease = StopFlag()  // set once this attempt's lease is lost

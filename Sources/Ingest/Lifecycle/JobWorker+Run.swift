@@ -13,8 +13,12 @@ extension JobWorker {
         defer { progress.cancel() }
         let stop = stopFlag
         let writeTo = output.isBucket ? "\(prepared.directory)/out" : output.destination
+        // A growing version's job process may write only in `CDN/<id>` (its sandbox): made here.
+        if output.growing { try? FileManager.default.createDirectory(atPath: output.published, withIntermediateDirectories: false) }
         let outcome = await prepared.runner.run(input: prepared.input, output: writeTo, jobDirectory: prepared.directory,
-                                                stageOnly: true, attempt: job.token) { stop.value || lease.value }
+                                                stageOnly: true, attempt: job.token, playable: showing(job, output, log: log)) {
+            stop.value || lease.value
+        }
         switch outcome {
         case .published(let result):
             output.staged(at: result.staging)
@@ -23,6 +27,23 @@ extension JobWorker {
         case .rejected(let code, let message): return .rejected(Reason(code: code, message: message, attempts: job.attempt))
         case .retryable(let code, let message): return await retryable(job, code: code, message: message)
         case .interrupted: return .released
+        }
+    }
+
+    /// For a growing output: what shows the video once its ladder can be played (under the
+    /// store's fence; a store that cannot, or an attempt that lost the job, shows nothing).
+    private nonisolated func showing(_ job: ClaimedJob, _ output: AttemptOutput,
+                                     log: Logger) -> (@Sendable (JobPlayable) async -> Void)? {
+        guard output.growing else { return nil }
+        let store = store
+        return { report in
+            do {
+                if try await store.playable(job, output: output, report) {
+                    log.info("playable", metadata: ["output": "\(output.published)/master.m3u8", "listed": "\(report.seconds)"])
+                }
+            } catch {
+                log.warning("cannot show the growing video", metadata: ["error": "\(error)"])
+            }
         }
     }
 

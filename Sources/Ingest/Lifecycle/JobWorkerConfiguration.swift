@@ -40,6 +40,11 @@ public struct JobWorkerConfiguration: Sendable {
     public var bucketInputsOnly = false
 
     /// Whether the CDN is remote (a bucket prefix).
+    /// A directory CDN's videos are played while they are made (``AttemptOutput/growing``); false
+    /// (`--hold`, and the stores that cannot show a video before its end): nothing is visible
+    /// before the end.
+    public var growing = false
+
     public var remoteCDN: Bool { RemotePath.isRemote(cdn) }
 
     /// The directory whose space and permissions jobs need on this host: the CDN directory, or

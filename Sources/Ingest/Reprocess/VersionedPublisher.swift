@@ -50,41 +50,8 @@ public struct VersionedPublisher: Sendable {
     /// rename; the manifest last, since it records the preset hash), then retires the rest.
     public func activate(_ id: String, version: String) throws {
         let root = directory(id)
-        let versionDirectory = "\(root)/\(version)"
-        let master = try String(contentsOfFile: "\(versionDirectory)/master.m3u8", encoding: .utf8)
-        // URI lines, and URI="…" attributes (I-frame streams), move into the version directory.
-        let rewritten = master.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            if line.isEmpty { return String(line) }
-            if line.hasPrefix("#") { return line.replacingOccurrences(of: "URI=\"", with: "URI=\"\(version)/") }
-            return "\(version)/\(line)"
-        }.joined(separator: "\n")
-        try replace("\(root)/master.m3u8", with: Data(rewritten.utf8))
-        guard var manifest = JSONFile.read(ReadyManifest.self, from: "\(versionDirectory)/manifest.json") else {
-            throw IngestError.cannotWrite(path: "\(versionDirectory)/manifest.json", reason: "unreadable manifest")
-        }
-        manifest.master = "master.m3u8"
-        for index in manifest.renditions.indices {
-            manifest.renditions[index].playlist = "\(version)/\(manifest.renditions[index].playlist)"
-            manifest.renditions[index].iFramePlaylist = "\(version)/\(manifest.renditions[index].iFramePlaylist)"
-        }
-        manifest.mp4 = "\(version)/\(manifest.mp4)"
-        manifest.codecMasters = manifest.codecMasters?.mapValues { "\(version)/\($0)" }
-        for index in manifest.posters.indices { manifest.posters[index].path = "\(version)/\(manifest.posters[index].path)" }
-        manifest.storyboard.image = "\(version)/\(manifest.storyboard.image)"
-        manifest.storyboard.track = "\(version)/\(manifest.storyboard.track)"
-        if let preview = manifest.preview { manifest.preview?.path = "\(version)/\(preview.path)" }
-        try replace("\(root)/manifest.json", with: manifest.jsonData())
+        try VersionPointer.point(root, version: version)
         try retireEverything(in: root, except: [version, "master.m3u8", "manifest.json"])
-    }
-
-    private func replace(_ path: String, with data: Data) throws {
-        let temporary = "\((path as NSString).deletingLastPathComponent)/.\((path as NSString).lastPathComponent).tmp-\(getpid())"
-        try data.write(to: URL(fileURLWithPath: temporary))
-        try Durability.syncFile(temporary)
-        guard rename(temporary, path) == 0 else {
-            throw IngestError.cannotWrite(path: path, reason: String(cString: strerror(errno)))
-        }
-        try Durability.syncDirectory((path as NSString).deletingLastPathComponent)
     }
 
     struct Retired: Codable {

@@ -112,6 +112,18 @@ public final class SpoolStore: JobStore {
         return true
     }
 
+    /// Shows a growing attempt's video while this process holds the job and its token is the
+    /// latest; the event (`playable`, with `playableAfterSeconds` from the upload's arrival) and
+    /// the `upload.playable` webhook follow.
+    public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool {
+        guard let record = try holds(job), try output.showGrowing() else { return false }
+        let after = report.at.timeIntervalSince(record.receivedAt)
+        events.append("playable", job.id, ["output": output.published, "listedSeconds": report.seconds,
+                                           "playableAfterSeconds": (after * 1000).rounded() / 1000])
+        try output.playableWebhook(report, arrived: record.receivedAt).map { try outbox?.record($0) }
+        return true
+    }
+
     /// Creates the job's pointer `CDN/<id>/current.json` (`If-None-Match: *`) naming this
     /// attempt's version prefix, uploaded while it held the job. One that exists already was
     /// created by an earlier attempt that died before the job was filed: it stands, and is what

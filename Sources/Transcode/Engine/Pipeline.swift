@@ -59,8 +59,11 @@ final class Pipeline {
     /// Sum of the joined clips' decoded lengths, which the timeline's frame count follows.
     private var joinedSeconds = 0.0
 
+    /// `playable`: the ladder grows in view (``TranscodeRequest/growing``), and this is called
+    /// once, with the seconds every rung lists, when its master is written and a player can start.
     init(plan: TranscodePlan, clipFiles: [SourceFile], musicFile: SourceFile?, layout: OutputLayout, published: PublishedLadder?,
-         cancellation: CancellationFlag, progress: @escaping @Sendable (TranscodeProgress) -> Void) throws {
+         cancellation: CancellationFlag, progress: @escaping @Sendable (TranscodeProgress) -> Void,
+         playable: (@Sendable (Double) -> Void)? = nil) throws {
         precondition(clipFiles.count == plan.clips.count && (musicFile != nil) == (plan.music != nil), "one file per input")
         self.plan = plan
         self.clipFiles = clipFiles
@@ -94,6 +97,8 @@ final class Pipeline {
         var h264: [String: RungEncoder] = [:]
         let av1 = written.filter { $0.codec == .av1 }.count
         let restarts = av1 > 0 ? RestartBarrier(parties: av1) : nil
+        let gate = playable == nil || published != nil ? nil
+            : PlayableGate(rungs: written.count, targetDuration: plan.targetDurationSeconds, totalSeconds: plan.estimatedSeconds)
         let rungs = try written.enumerated().map { index, rung in
             let isTop = plan.isTopH264(rung)
             let soundSource: RungEncoder.Sound
@@ -109,11 +114,18 @@ final class Pipeline {
             let encoder = try RungEncoder(rung: rung, source: isTop ? topSource : .encode, threads: threads[index], plan: plan,
                                           layout: layout, sound: soundSource, writesMP4: isTop,
                                           alignsDelay: rung.codec == .h264 ? nil : delay,
-                                          restarts: rung.codec == .av1 ? restarts : nil)
+                                          restarts: rung.codec == .av1 ? restarts : nil, gate: gate.map { ($0, index) })
             if rung.codec == .h264 { h264[rung.name] = encoder }
             return encoder
         }
         self.rungs = rungs
+        if let gate, let playable {
+            let codecs = Dictionary(uniqueKeysWithValues: rungs.map { ($0.rung.directoryName, $0.codecString) })
+            gate.open = { seconds in
+                try ManifestWriter.writeGrowingMaster(plan: plan, layout: layout, codecs: codecs)
+                playable(seconds)
+            }
+        }
         topRung = zip(written, rungs).first { plan.isTopH264($0.0) }?.1
         let encoded = plan.encodedRungs
         sinkRungs = plan.fanOutSizes.indices.map { sink in

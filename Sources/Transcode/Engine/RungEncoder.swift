@@ -49,6 +49,9 @@ final class RungEncoder: @unchecked Sendable {
     private let videoTimeBase: AVRational
     private let plan: TranscodePlan
     private var hls: OutputContext?
+    /// The HLS muxer's init section and segments, each listed once whole.
+    private let durable = DurableFiles()
+    private let segments: RungSegments
     private var mp4: OutputContext?
     /// Eight items absorb the encoders' uneven cost per frame (an IDR costs several P-frames)
     /// without holding the pipeline back: 2 left the cores idle 2 % more of the time (measured).
@@ -75,9 +78,15 @@ final class RungEncoder: @unchecked Sendable {
     /// `threads` is the encoder's thread count (ignored when copying).
     /// `alignsDelay`: the decode delay (frames) of the H.264 rung this one stands beside.
     /// `restarts`: for an AV1 rung, the barrier it shares with the pipeline's other AV1 rungs.
+    /// `growing`: its playlist grows as segments land (an `EVENT` playlist), reported to `gate`
+    /// as rung `gateIndex`; otherwise it is written once, at the end (`VOD`).
     init(rung: TranscodePlan.PlannedRung, source: Source, threads: Int, plan: TranscodePlan, layout: OutputLayout,
-         sound: Sound, writesMP4: Bool, alignsDelay: Int? = nil, restarts: RestartBarrier? = nil) throws {
+         sound: Sound, writesMP4: Bool, alignsDelay: Int? = nil, restarts: RestartBarrier? = nil,
+         gate: (PlayableGate, index: Int)? = nil) throws {
         self.rung = rung
+        segments = RungSegments(plan: plan, path: layout.playlist(rung), growing: gate != nil) { seconds, ended in
+            try gate?.0.rung(gate!.index, lists: seconds, ended: ended)
+        }
         self.restarts = restarts
         self.alignsDelay = alignsDelay
         self.plan = plan
@@ -117,8 +126,9 @@ final class RungEncoder: @unchecked Sendable {
         case .encoded(let encoder): audioTimeBase = encoder.timeBase
         case .copied(let parameters): audioTimeBase = parameters.timeBase
         }
-        // Init section and segments appear whole and flushed, never in the middle of a write.
-        var hls = try OutputContext(format: "hls", path: layout.playlist(rung), durableFiles: true)
+        // Init section and segments appear whole and flushed, never in the middle of a write; the
+        // muxer's own playlist is dropped (``RungSegments`` writes it).
+        var hls = try OutputContext(format: "hls", path: layout.playlist(rung), durableFiles: durable)
         try addVideo(hls)
         try addSound(hls)
         // Segment cuts are decided by the plan, not by the muxer's clock: only packets that
@@ -229,12 +239,15 @@ final class RungEncoder: @unchecked Sendable {
             try write(packet)
         case .audio(let audio):
             try hls?.write(audio, stream: 1, timeBase: audioTimeBase)
+            try segments.landed(durable.takeLanded())  // the interleaver may release a cut here
             try mp4?.write(audio, stream: 1, timeBase: audioTimeBase)
         case .videoEnd:
             try endVideo()
         case .end:
             try endVideo()
             try hls.take()?.finish()
+            try segments.landed(durable.takeLanded())
+            try segments.finish()
             try mp4.take()?.finish()
         case .abandon:
             break
@@ -309,8 +322,10 @@ final class RungEncoder: @unchecked Sendable {
             // sync-sample table says, so the cuts match the lower rungs'.
             packet.isKeyframe = plan.isKeyframe(frame: frame)
         }
-        let clear = packet.isKeyframe && !plan.startsSegment(frame: frame)
-        try hls?.write(packet, stream: 0, timeBase: videoTimeBase, clearKeyframe: clear)
+        let startsSegment = plan.startsSegment(frame: frame)
+        segments.video(frame: frame, startsSegment: packet.isKeyframe && startsSegment)
+        try hls?.write(packet, stream: 0, timeBase: videoTimeBase, clearKeyframe: packet.isKeyframe && !startsSegment)
+        try segments.landed(durable.takeLanded())
         try mp4?.write(packet, stream: 0, timeBase: videoTimeBase)
     }
 }

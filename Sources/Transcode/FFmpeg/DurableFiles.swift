@@ -5,12 +5,13 @@ import Foundation
 /// written under a hidden temporary name beside its final one, flushed to disk, renamed into
 /// place and its directory flushed. FFmpeg 5.1's hls muxer writes segments in place and never
 /// fsyncs; through this, a reader never sees a partial init section or segment, and nothing it
-/// saw changes afterwards.
+/// saw changes afterwards. The muxer's own playlists (`.m3u8`) are dropped: ingestd writes the
+/// media playlists itself, as segments land (``RungSegments``).
 final class DurableFiles {
     /// The muxer's side: its I/O callbacks' state, the first write error first.
     let io: UnsafeMutablePointer<cff_durable_io>
-    /// The files made visible so far, in order.
-    private(set) var written: [String] = []
+    /// The files made visible since the last ``takeLanded()``, in order.
+    private var landed: [String] = []
 
     init() {
         io = .allocate(capacity: 1)
@@ -18,7 +19,7 @@ final class DurableFiles {
         io.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         io.pointee.finished = { owner, url, data, size in
             let files = Unmanaged<DurableFiles>.fromOpaque(owner!).takeUnretainedValue()
-            return files.write(String(cString: url!), UnsafeRawBufferPointer(start: data, count: Int(max(0, size))))
+            return files.finished(String(cString: url!), UnsafeRawBufferPointer(start: data, count: Int(max(0, size))))
         }
     }
 
@@ -31,8 +32,28 @@ final class DurableFiles {
     /// The first error of a file the muxer wrote, 0 when none.
     var error: Int32 { io.pointee.error }
 
+    /// The files made visible since the last call, in order (called on the muxer's thread).
+    func takeLanded() -> [String] {
+        defer { landed.removeAll() }
+        return landed
+    }
+
+    private func finished(_ path: String, _ data: UnsafeRawBufferPointer) -> Int32 {
+        if path.hasSuffix(".m3u8") { return 0 }
+        let result = Self.write(path, data)
+        if result == 0 { landed.append(path) }
+        return result
+    }
+
+    /// Replaces `path` with `data` durably and atomically: a reader sees the old file or the new
+    /// one, whole.
+    static func replace(_ path: String, with data: Data) throws {
+        let result = data.withUnsafeBytes { write(path, $0) }
+        guard result == 0 else { throw TranscodeError.writeFailed(path, errno: -result) }
+    }
+
     /// Writes `data` as `path`, durably; returns 0 or a negative errno (FFmpeg's `AVERROR`).
-    private func write(_ path: String, _ data: UnsafeRawBufferPointer) -> Int32 {
+    private static func write(_ path: String, _ data: UnsafeRawBufferPointer) -> Int32 {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let temporary = "\(directory)/.\(url.lastPathComponent).partial"
@@ -65,7 +86,6 @@ final class DurableFiles {
             defer { close(directoryFD) }
             guard fsync(directoryFD) == 0 else { return -errno }
         }
-        written.append(path)
         return 0
     }
 }

@@ -18,8 +18,8 @@ struct OutputContext: ~Copyable {
     private let durable: DurableFiles?
 
     /// `durableFiles`: the files the muxer opens itself (an HLS init section and segments) appear
-    /// only whole and flushed (``DurableFiles``).
-    init(format: String, path: String, durableFiles: Bool = false) throws {
+    /// only whole and flushed, and are listed there as they land (``DurableFiles``).
+    init(format: String, path: String, durableFiles: DurableFiles? = nil) throws {
         self.path = path
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         let result = avformat_alloc_output_context2(&ctx, nil, format, path)
@@ -30,8 +30,7 @@ struct OutputContext: ~Copyable {
         ioError = .allocate(capacity: 1)  // after the guard: a muxer that cannot be made leaves nothing
         ioError.initialize(to: 0)
         // Muxers that open their own files (hls: segments, playlists) drop close errors.
-        if durableFiles {
-            let files = DurableFiles()
+        if let files = durableFiles {
             cff_durable_files(ctx, files.io)
             durable = files
         } else {

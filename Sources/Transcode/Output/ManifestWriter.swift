@@ -82,6 +82,22 @@ enum ManifestWriter {
         return manifest
     }
 
+    /// The master of a ladder still being made (``TranscodeRequest/growing``): each variant's
+    /// `BANDWIDTH` is its rung's cap (video and sound; 20 Mbit/s of video for an uncapped rung),
+    /// an upper bound until the end replaces it with the measured one.
+    static func writeGrowingMaster(plan: TranscodePlan, layout: OutputLayout, codecs: [String: String]) throws {
+        let variants = try plan.writtenRungs.map { rung in
+            guard let codec = codecs[rung.directoryName] else {
+                throw TranscodeError.internalFailure("\(rung.directoryName): no codec string")
+            }
+            let cap = ((rung.isCapped ? rung.maxrateKbps : 20_000) + rung.audioBitrateKbps) * 1000
+            return VariantStream(uri: "\(rung.directoryName)/index.m3u8", bandwidth: RenditionBandwidth(peak: cap, average: cap),
+                                 codecs: "\(codec),mp4a.40.2", width: rung.width, height: rung.height,
+                                 frameRate: Double(plan.frameRate), videoCodec: rung.codec)
+        }
+        try write(MasterPlaylist.render(variants), to: layout.master)
+    }
+
     /// Indexes the IDR frame that starts each segment (every segment starts with one, by plan).
     private static func iFramePlaylist(_ playlist: MediaPlaylist, directory: String) throws -> IFramePlaylist {
         let map = playlist.map ?? OutputLayout.initSegmentName
@@ -108,12 +124,9 @@ enum ManifestWriter {
         return (attributes[.size] as? NSNumber)?.intValue ?? 0
     }
 
+    /// Replaces `path` whole (a growing video's master is already in view when the end rewrites it).
     private static func write(_ text: String, to path: String) throws {
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw TranscodeError.writeFailed(path, error)
-        }
+        try DurableFiles.replace(path, with: Data(text.utf8))
     }
 }
 

@@ -35,3 +35,11 @@ public struct OutputLayout: Sendable {
     public func segmentPattern(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/seg_%03d.m4s" }
     public static func posterName(_ size: TranscodePlan.PlannedSize) -> String { "poster_\(size.width)x\(size.height).jpg" }
 }
+
+extension OutputLayout {
+    /// The number in a segment's name (`seg_012.m4s` → 12), as ``segmentPattern(_:)`` writes it.
+    static func segmentIndex(_ name: String) -> Int? {
+        guard name.hasPrefix("seg_"), name.hasSuffix(".m4s") else { return nil }
+        return Int(name.dropFirst(4).dropLast(4))
+    }
+}

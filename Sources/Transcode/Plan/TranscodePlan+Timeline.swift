@@ -13,6 +13,10 @@ extension TranscodePlan {
         return index >= start && (index - start) % (segmentSeconds * frameRate) == 0
     }
 
+    /// `#EXT-X-TARGETDURATION`: no segment the plan cuts is longer (the first ones are shorter,
+    /// and the cuts at an upload's IDRs never pass the target; see ``TopRungDecision``).
+    public var targetDurationSeconds: Int { segmentSeconds }
+
     /// The length in frames of each segment of a `totalFrames`-frame output, as the plan cuts it.
     public func segmentFrameCounts(totalFrames: Int) -> [Int] {
         var counts: [Int] = []

@@ -1,0 +1,76 @@
+import Foundation
+import Transcode
+
+/// `CDN/<id>/master.m3u8` and `CDN/<id>/manifest.json` when they point into a version directory
+/// `CDN/<id>/<version>/`: the version's own files with every path moved into it. What a player or
+/// the app follows; the version's files never move. Each is replaced whole (temporary name,
+/// fsync, rename), the manifest last.
+public enum VersionPointer {
+    /// The version's master with each URI line and `URI="…"` attribute (I-frame streams) moved
+    /// into `version`.
+    public static func master(_ text: String, version: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            if line.isEmpty { return String(line) }
+            if line.hasPrefix("#") { return line.replacingOccurrences(of: "URI=\"", with: "URI=\"\(version)/") }
+            return "\(version)/\(line)"
+        }.joined(separator: "\n")
+    }
+
+    /// The version's manifest with every path moved into `version`.
+    public static func manifest(_ manifest: ReadyManifest, version: String) -> ReadyManifest {
+        var manifest = manifest
+        manifest.master = "master.m3u8"
+        for index in manifest.renditions.indices {
+            manifest.renditions[index].playlist = "\(version)/\(manifest.renditions[index].playlist)"
+            manifest.renditions[index].iFramePlaylist = "\(version)/\(manifest.renditions[index].iFramePlaylist)"
+        }
+        manifest.mp4 = "\(version)/\(manifest.mp4)"
+        manifest.codecMasters = manifest.codecMasters?.mapValues { "\(version)/\($0)" }
+        for index in manifest.posters.indices { manifest.posters[index].path = "\(version)/\(manifest.posters[index].path)" }
+        manifest.storyboard.image = "\(version)/\(manifest.storyboard.image)"
+        manifest.storyboard.track = "\(version)/\(manifest.storyboard.track)"
+        if let preview = manifest.preview { manifest.preview?.path = "\(version)/\(preview.path)" }
+        return manifest
+    }
+
+    /// The version a master pointer names (the first directory of its first URI), if any.
+    public static func version(ofMaster text: String) -> String? {
+        text.split(separator: "\n").first { !$0.hasPrefix("#") && !$0.isEmpty }?.split(separator: "/").first.map(String.init)
+    }
+
+    /// Writes `master.m3u8` into `root`, pointing into `root/<version>`.
+    public static func pointMaster(_ root: String, version: String) throws {
+        let own = "\(root)/\(version)/master.m3u8"
+        guard let text = try? String(contentsOfFile: own, encoding: .utf8) else {
+            throw IngestError.cannotWrite(path: own, reason: "no master to point to")
+        }
+        try replace("\(root)/master.m3u8", with: Data(master(text, version: version).utf8))
+    }
+
+    /// Writes `master.m3u8`, then `manifest.json`, into `root`, pointing into `root/<version>`.
+    public static func point(_ root: String, version: String) throws {
+        try pointMaster(root, version: version)
+        let own = "\(root)/\(version)/manifest.json"
+        guard let manifest = JSONFile.read(ReadyManifest.self, from: own) else {
+            throw IngestError.cannotWrite(path: own, reason: "unreadable manifest")
+        }
+        try replace("\(root)/manifest.json", with: Self.manifest(manifest, version: version).jsonData())
+    }
+
+    /// Replaces `path` with `data`: a reader sees the old file or the new one, whole.
+    static func replace(_ path: String, with data: Data) throws {
+        let temporary = "\((path as NSString).deletingLastPathComponent)/.\((path as NSString).lastPathComponent).tmp-\(getpid())"
+        do {
+            try data.write(to: URL(fileURLWithPath: temporary))
+        } catch {
+            throw IngestError.cannotWrite(path: path, reason: TranscodeError.writeFailure(error))
+        }
+        try Durability.syncFile(temporary)
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw IngestError.cannotWrite(path: path, reason: reason)
+        }
+        try Durability.syncDirectory((path as NSString).deletingLastPathComponent)
+    }
+}

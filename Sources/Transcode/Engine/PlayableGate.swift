@@ -1,0 +1,50 @@
+import Foundation
+
+/// Decides when a growing ladder becomes playable, and opens once: every rung must list enough
+/// video that a player which starts at the beginning, and reloads each playlist once per target
+/// duration (RFC 8216 §6.3.4), never runs out before the ladder is done. Rungs report from their
+/// own threads.
+final class PlayableGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var listed: [Double]
+    private var ended: [Bool]
+    private var opened = false
+    private let targetDuration: Double
+    private let totalSeconds: Double
+    private let started = ContinuousClock.now
+    /// Runs once, on the thread of the rung that opened the gate, with the seconds every rung lists.
+    var open: ((Double) throws -> Void)?
+
+    init(rungs: Int, targetDuration: Int, totalSeconds: Double) {
+        listed = Array(repeating: 0, count: rungs)
+        ended = Array(repeating: false, count: rungs)
+        self.targetDuration = Double(targetDuration)
+        self.totalSeconds = totalSeconds
+    }
+
+    /// Seconds of video every rung must list before the ladder is playable: two target durations
+    /// (one for the reload a player waits, one for a segment that has not landed yet), more when
+    /// the encode runs slower than real time (`speed` < 1), so that the player, moving at 1×,
+    /// reaches the end no sooner than the encoder does: `D − speed·(D − 2·TD)`.
+    static func secondsNeeded(targetDuration: Double, totalSeconds: Double, speed: Double) -> Double {
+        let margin = 2 * targetDuration
+        guard speed < 1 else { return min(margin, totalSeconds) }
+        return min(totalSeconds, max(margin, totalSeconds - max(0, speed) * (totalSeconds - margin)))
+    }
+
+    /// Rung `index` now lists `seconds` of video (`ended`: all of it).
+    func rung(_ index: Int, lists seconds: Double, ended rungEnded: Bool) throws {
+        lock.lock()
+        listed[index] = seconds
+        ended[index] = rungEnded
+        let least = zip(listed, ended).map { $1 ? Double.infinity : $0 }.min() ?? 0
+        let elapsed = (ContinuousClock.now - started).seconds
+        let speed = elapsed > 0 ? least / elapsed : 0
+        let opens = !opened && least >= Self.secondsNeeded(targetDuration: targetDuration, totalSeconds: totalSeconds, speed: speed)
+        if opens { opened = true }
+        let open = self.open
+        let lists = ended.allSatisfy { $0 } ? totalSeconds : listed.min() ?? 0
+        lock.unlock()
+        if opens { try open?(lists) }
+    }
+}
