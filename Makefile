@@ -13,7 +13,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: bench-playable bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -68,6 +68,12 @@ bench-3g: release
 
 bench-passthrough: release
 	Benchmarks/passthrough.sh
+
+# Time to playable (#41): arrival -> CDN/<id>/master.m3u8 for `watch` (grows in view) beside
+# `watch --hold` (the whole ladder first), per upload kind and length, alone and queued; p50/p95,
+# and CPU per video of both (Benchmarks/playable.py; ROUNDS=3).
+bench-playable: release
+	python3 Benchmarks/playable.py .build/release/ingestd $${BENCH_OUT:-bench-out}/playable $${ROUNDS:-3}
 
 # Per-rung bytes, SSIM and VMAF of ingestd vs the CLI ladders on four kinds of content (issue #15).
 bench-quality: release

@@ -13,11 +13,13 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
     /// 0–100: bytes received while uploading, the job's own progress while processing.
     public var progress: Int?
     public var reason: Reason?
+    /// True while a processing video can already be played (at `master_url`).
+    public var playable: Bool?
     public var masterURL: String?
     public var posterURL: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, state, progress, reason, masterURL = "master_url", posterURL = "poster_url"
+        case id, state, progress, reason, playable, masterURL = "master_url", posterURL = "poster_url"
     }
 
     /// The app's words for a job its store knows, mapped here once: running is `processing`,
@@ -26,6 +28,10 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
         let states: [JobSnapshot.State: State] = [.queued: .queued, .running: .processing, .published: .completed,
                                                    .rejected: .rejected, .failed: .failed]
         self.init(id: job.id, state: states[job.state]!, progress: job.progress)
+        if job.state == .running, job.playable == true {
+            playable = true
+            masterURL = url("master.m3u8")
+        }
         guard job.state == .published else {
             reason = job.state == .rejected || job.state == .failed ? job.reason : nil
             return

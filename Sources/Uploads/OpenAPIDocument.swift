@@ -150,7 +150,8 @@ components:
             message: {type: string}
             attempts: {type: integer, description: "attempts made"}
             at: {type: string, format: date-time, description: "when it was decided, where the store keeps it"}
-        master_url: {type: string, description: "completed: the HLS master playlist"}
+        playable: {type: boolean, description: "processing: true once the video can be played while it is still being made (at master_url)"}
+        master_url: {type: string, description: "completed, or processing and playable: the HLS master playlist"}
         poster_url: {type: string, description: "completed: the largest poster"}
 
 """#

@@ -92,3 +92,17 @@ public enum Checks {
         return first
     }
 }
+
+extension Checks {
+    /// Where `relative` (`video.mp4`, `360p/index.m3u8`) of the video `CDN/<id>` is: in place for
+    /// a video published whole, or in the version its `master.m3u8` points into (`t<token>/…`)
+    /// for one played while it was made.
+    public static func published(_ video: String, _ relative: String) -> String {
+        let flat = "\(video)/\(relative)"
+        guard !FileManager.default.fileExists(atPath: flat),
+              let master = try? String(contentsOfFile: "\(video)/master.m3u8", encoding: .utf8),
+              let uri = master.split(separator: "\n").first(where: { !$0.hasPrefix("#") && !$0.isEmpty }),
+              let version = uri.split(separator: "/").first, uri.contains("/") else { return flat }
+        return "\(video)/\(version)/\(relative)"
+    }
+}

@@ -24,8 +24,11 @@ public enum Chromium {
     /// Loads `page` and plays until the video ends, fails, or `timeout` seconds pass. The answer:
     /// `ended`, `error`, `timed_out`, `currentTime`, `duration`, `videoWidth`, `videoHeight`,
     /// `heights`, `failed_requests`.
-    public static func play(_ page: String, timeout: Int) throws -> [String: Any] {
-        let result = try Tool.run("python3", [script, page, "\(timeout)"], environment: binary.map { ["CHROMIUM": $0] } ?? [:])
+    /// `until`: a growing video, which Chromium plays as live and never ends: the run also ends
+    /// once `currentTime` reaches it; `frames` counts the frames presented.
+    public static func play(_ page: String, timeout: Int, until: Double? = nil) throws -> [String: Any] {
+        let result = try Tool.run("python3", [script, page, "\(timeout)"] + (until.map { ["\($0)"] } ?? []),
+                                  environment: binary.map { ["CHROMIUM": $0] } ?? [:])
         guard result.status == 0, let answer = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
             throw Tool.ProbeFailure(message: "chromium_play.py: \(result.status) \(result.stdout) \(result.stderr)")
         }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Runs external checkers (ffprobe, ffmpeg, the ingestd binary) and captures their output.
 public enum Tool {
-    public struct Result {
+    public struct Result: Sendable {
         public var status: Int32
         public var stdout: String
         public var stderr: String

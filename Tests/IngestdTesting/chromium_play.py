@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plays an HLS master playlist in headless Chromium's native HLS player, as the tests' browser.
 
-  chromium_play.py PAGE_URL TIMEOUT
+  chromium_play.py PAGE_URL TIMEOUT [UNTIL_SECONDS]
 
 PAGE_URL is Benchmarks/lib/hls_play.py's player page (`player.html?src=…`, printed by
 `chromium_play.py page`), served from where the ladder is (here: the bucket itself). Chromium is
@@ -10,6 +10,10 @@ driven over the DevTools protocol on a pipe (hls_play.py's CDP class, the same f
 `ended` or `error`, or TIMEOUT seconds pass: ended, error, timed_out, currentTime, duration,
 videoWidth, videoHeight, heights (played, in order), first_frame_s, and the requests that failed
 (status >= 400 or a network error).
+
+With UNTIL_SECONDS (a video played while it is still being made, which Chromium loads as live and
+never ends): the run also ends once currentTime reaches UNTIL_SECONDS, and `frames` says how many
+frames the element presented (getVideoPlaybackQuality).
 
   chromium_play.py page      prints the player page's HTML
 """
@@ -23,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import hls_play  # noqa: E402
 
 
-def play(url, timeout):
+def play(url, timeout, until=None):
     cdp = hls_play.CDP(hls_play.find_chromium())
     try:
         ctx = cdp.send("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]
@@ -46,12 +50,18 @@ def play(url, timeout):
             r = json.loads(r) if r else None
             if r and r["done"]:
                 break
+            if until is not None and r:
+                position = hls_play.evaluate(cdp, session, "(() => { const v = document.getElementById('v'); return v ? v.currentTime : 0; })()")
+                if (position or 0) >= until:
+                    break
             if time.monotonic() - started > timeout:
                 timed_out = True
                 break
         video = hls_play.evaluate(cdp, session, """(() => { const v = document.getElementById('v');
+            const q = v && v.getVideoPlaybackQuality ? v.getVideoPlaybackQuality() : null;
             return v ? JSON.stringify({currentTime: v.currentTime, duration: v.duration, videoWidth: v.videoWidth,
-                                       videoHeight: v.videoHeight, ended: v.ended}) : null; })()""")
+                                       videoHeight: v.videoHeight, ended: v.ended,
+                                       frames: q ? q.totalVideoFrames - q.droppedVideoFrames : null}) : null; })()""")
         video = json.loads(video) if video else {}
         failed, statuses = [], {}
         for e in cdp.drain():
@@ -68,7 +78,8 @@ def play(url, timeout):
                 "currentTime": video.get("currentTime"), "duration": video.get("duration"),
                 "videoWidth": video.get("videoWidth"), "videoHeight": video.get("videoHeight"),
                 "heights": [h for _, h, _ in r["heights"]] if r else [], "first_frame_s": r["firstPlaying"] if r else None,
-                "canPlayHLS": r["canPlayHLS"] if r else None, "requests": len(statuses), "failed_requests": failed}
+                "canPlayHLS": r["canPlayHLS"] if r else None, "requests": len(statuses), "failed_requests": failed,
+                "frames": video.get("frames"), "events": [e[0] for e in r["ev"]] if r else []}
     finally:
         cdp.close()
 
@@ -77,4 +88,4 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["page"]:
         sys.stdout.write(hls_play.PLAYER_HTML)
     else:
-        print(json.dumps(play(sys.argv[1], float(sys.argv[2]))))
+        print(json.dumps(play(sys.argv[1], float(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else None)))

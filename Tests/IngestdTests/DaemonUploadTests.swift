@@ -67,7 +67,7 @@ import Transcode
             let manifest = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(cdn)/\(id)/manifest.json")))
             // Two uploads carrying the same id never overwrite each other: the CDN path is the job id.
             #expect(manifest.uploadID == "sample-upload-1" && manifest.sources.count == 3)
-            #expect(try Checks.frames("\(cdn)/\(id)/video.mp4").count == 210)
+            #expect(try Checks.frames(Checks.published("\(cdn)/\(id)", "video.mp4")).count == 210)
             // The original upload directory is kept whole in the archive.
             #expect(Set(Daemon.entries("\(spool)/archive/\(id)/upload/good") + Daemon.entries("\(spool)/archive/\(id)/upload/same-id"))
                 .isSuperset(of: ["upload.json", "clip1.mp4", "music.ogg"]))

@@ -76,7 +76,7 @@ struct DiskFullTests {
         func duration(_ path: String) throws -> Double {
             (try Tool.ffprobe(["-show_entries", "format=duration", path])["format"] as? [String: Any])?.double("duration") ?? 0
         }
-        let played = try duration("\(cdn)/\(id)/1080p/index.m3u8")
+        let played = try duration(Checks.published("\(cdn)/\(id)", "1080p/index.m3u8"))
         #expect(abs(played - (try duration(Self.sample))) < 0.2, "\(name): published whole: \(played) s")
         _ = daemon
     }

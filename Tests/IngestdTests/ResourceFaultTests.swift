@@ -34,7 +34,7 @@ struct ResourceFaultTests {
         let id = try #require(Daemon.entries("\(spool)/archive").first)
         #expect(try HostFaultTests().attempts(spool, id) == 0, "no attempt charged")
         #expect(Daemon.entries(cdn) == [id], "published once, no staging left: \(Daemon.entries(cdn))")
-        let played = try Tool.ffprobe(["-show_entries", "format=duration", "\(cdn)/\(id)/360p/index.m3u8"])
+        let played = try Tool.ffprobe(["-show_entries", "format=duration", Checks.published("\(cdn)/\(id)", "360p/index.m3u8")])
         let source = try Tool.ffprobe(["-show_entries", "format=duration", Paths.sample("portrait_rotated.mp4")])
         #expect(abs(((played["format"] as? [String: Any])?.double("duration") ?? 0) - ((source["format"] as? [String: Any])?.double("duration") ?? 0)) < 0.2)
         _ = daemon
@@ -97,8 +97,8 @@ struct ResourceFaultTests {
         let daemon = try Daemon(spool: spool, cdn: cdn)
         try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "p.mp4")
         // Wait until segments are being written (deleting earlier only races the job's mkdir).
-        try Daemon.wait(timeout: 60, "the job to write segments into its staging output") {
-            Daemon.entries(cdn).contains { $0.contains(".staging-") && FileManager.default.fileExists(atPath: "\(cdn)/\($0)/360p/seg_000.m4s") }
+        try Daemon.wait(timeout: 60, "the job to write segments into its version") {
+            Daemon.entries(cdn).contains { FileManager.default.fileExists(atPath: "\(cdn)/\($0)/t1/360p/seg_000.m4s") }
         }
         try FileManager.default.removeItem(atPath: cdn)
         try Daemon.wait(timeout: 60, "the attempt to go back uncharged") {

@@ -47,16 +47,17 @@ import Testing
         try Data(#"{"id": "app-upload-77", "clips": [{"file": "gone.mp4"}]}"#.utf8).write(to: URL(fileURLWithPath: "\(directory)/upload.json"))
         try FileManager.default.moveItem(atPath: directory, toPath: "\(setup.spool)/incoming/dir-upload")
 
-        // Every first delivery is refused (503); kill -9 the daemon once all three were refused
-        // (the retries are 30 s away, so all three are still pending then).
-        try Daemon.wait(timeout: 120, "three refused first deliveries") { Set(receiver.deliveries.filter { $0.status == 503 }.map(\.id)).count == 3 }
+        // Every first delivery is refused (503); kill -9 the daemon once all four (playable,
+        // published and two rejections) were refused (the retries are 30 s away, so all four are
+        // still pending then).
+        try Daemon.wait(timeout: 120, "four refused first deliveries") { Set(receiver.deliveries.filter { $0.status == 503 }.map(\.id)).count == 4 }
         kill(daemon!.pid, SIGKILL)
         daemon!.process.waitUntilExit()
         daemon = nil
-        #expect(try status(setup.spool)["webhooks"].flatMap { ($0 as? [String: Any])?["pending"] as? Int } == 3)
+        #expect(try status(setup.spool)["webhooks"].flatMap { ($0 as? [String: Any])?["pending"] as? Int } == 4)
         daemon = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
         try Daemon.wait(timeout: 120, "every event accepted after the restart") {
-            Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 3
+            Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 4
         }
         let deliveries = receiver.deliveries
         #expect(deliveries.allSatisfy { $0.verified }, "every signature verifies")
@@ -67,9 +68,15 @@ import Testing
             #expect(attempts.map { $0.body as NSDictionary }.allSatisfy { $0 == attempts[0].body as NSDictionary }, "same body on every attempt")
         }
         let byType = Dictionary(grouping: deliveries.filter { $0.status == 204 }, by: { $0.type ?? "" })
-        #expect(byType.keys.sorted() == ["upload.published", "upload.rejected"])
+        #expect(byType.keys.sorted() == ["upload.playable", "upload.published", "upload.rejected"])
         let published = try #require(byType["upload.published"]?.first).data
         let job = try #require(published["id"] as? String)
+        // Playable, then published: the app hears the video can be played before it is done.
+        let playable = try #require(byType["upload.playable"]?.first)
+        #expect(playable.data["id"] as? String == job && playable.data["master"] as? String == "\(job)/master.m3u8")
+        #expect((playable.data["playableAfterSeconds"] as? Double ?? -1) >= 0 && (playable.data["listedSeconds"] as? Double ?? 0) > 0)
+        let order = deliveries.map { $0.type ?? "" }
+        #expect(order.firstIndex(of: "upload.playable")! < order.firstIndex(of: "upload.published")!, "\(order)")
         #expect(FileManager.default.fileExists(atPath: "\(setup.cdn)/\(job)/manifest.json"))
         let master = try #require(published["master"] as? String)
         #expect(master == "\(job)/master.m3u8" && FileManager.default.fileExists(atPath: "\(setup.cdn)/\(master)"))
@@ -83,13 +90,14 @@ import Testing
         let posters = published["posters"] as? [[String: Any]] ?? []
         #expect(!posters.isEmpty && posters.allSatisfy { FileManager.default.fileExists(atPath: "\(setup.cdn)/\($0["path"] as? String ?? "-")") })
         let preview = try #require(published["preview"] as? [String: Any], "the animated preview is announced")
-        #expect(preview["path"] as? String == "\(job)/preview.webp" && FileManager.default.fileExists(atPath: "\(setup.cdn)/\(job)/preview.webp"))
+        let previewPath = preview["path"] as? String ?? "-"
+        #expect(previewPath.hasPrefix("\(job)/") && previewPath.hasSuffix("/preview.webp") && FileManager.default.fileExists(atPath: "\(setup.cdn)/\(previewPath)"))
         #expect((preview["bytes"] as? Int ?? 0) > 0 && (preview["width"] as? Int ?? 0) > 0)
         let refusals = byType["upload.rejected"] ?? []
         let codes = Dictionary(uniqueKeysWithValues: refusals.map { ($0.data["uploadId"] as? String ?? "(file)", ($0.data["reason"] as? [String: Any])?["code"] as? String) })
         #expect(codes == ["(file)": "corrupt_input", "app-upload-77": "bad_upload"], "\(codes)")
         let webhooks = try #require(try status(setup.spool)["webhooks"] as? [String: Any])
-        #expect(webhooks["pending"] as? Int == 0 && webhooks["delivered"] as? Int == 3 && webhooks["dead"] as? Int == 0)
+        #expect(webhooks["pending"] as? Int == 0 && webhooks["delivered"] as? Int == 4 && webhooks["dead"] as? Int == 0)
         _ = daemon
     }
 
@@ -125,7 +133,7 @@ import Testing
         try Daemon.wait(timeout: 60, "the second upload to be published") { Daemon.entries("\(setup.spool)/archive").count == 1 }
         try Daemon.wait(timeout: 30, "timed-out attempts recorded") {
             let pending = ((try? status(setup.spool)["webhooks"] as? [String: Any])??["undelivered"] as? [[String: Any]]) ?? []
-            return pending.count == 2 && pending.allSatisfy { ($0["attempts"] as? Int ?? 0) >= 1 && $0["lastError"] as? String == "timed out after 1.0 s" }
+            return pending.count == 3 && pending.allSatisfy { ($0["attempts"] as? Int ?? 0) >= 1 && $0["lastError"] as? String == "timed out after 1.0 s" }
         }
         _ = daemon
     }

@@ -3,9 +3,9 @@ import Testing
 
 /// The growing playlist's rules, without FFmpeg: versions only append, the target duration is
 /// fixed, the end only adds `EXT-X-ENDLIST`.
-struct EventPlaylistTests {
+struct RungPlaylistTests {
     @Test func everyVersionIsThePreviousPlusEntries() {
-        var playlist = EventPlaylist(targetDuration: 1, initURI: "init.mp4")
+        var playlist = RungPlaylist(kind: .event, targetDuration: 1, initURI: "init.mp4")
         var versions: [String] = [playlist.text]
         for (index, seconds) in [0.5, 0.5, 1.0, 1.0, 0.7].enumerated() {
             let appended = playlist.append(.init(uri: String(format: "seg_%03d.m4s", index), seconds: seconds))
@@ -23,12 +23,50 @@ struct EventPlaylistTests {
     }
 
     @Test func aSegmentPastTheTargetOrAfterTheEndIsRefused() {
-        var playlist = EventPlaylist(targetDuration: 1, initURI: "init.mp4")
+        var playlist = RungPlaylist(kind: .event, targetDuration: 1, initURI: "init.mp4")
         let long = playlist.append(.init(uri: "long.m4s", seconds: 1.6))
         let ok = playlist.append(.init(uri: "ok.m4s", seconds: 1.4))
         playlist.end()
         let late = playlist.append(.init(uri: "late.m4s", seconds: 0.5))
         #expect(!long && ok && !late)
         #expect(playlist.segments.map(\.uri) == ["ok.m4s"])
+    }
+}
+
+/// When a growing ladder becomes playable, as a rule: two target durations listed, more when the
+/// encode is slower than real time, never more than the video.
+struct PlayableGateTests {
+    @Test func twoTargetDurationsWhenTheEncodeKeepsUp() {
+        #expect(PlayableGate.secondsNeeded(targetDuration: 1, totalSeconds: 60, speed: 3) == 2)
+        #expect(PlayableGate.secondsNeeded(targetDuration: 1, totalSeconds: 60, speed: 1) == 2)
+        #expect(PlayableGate.secondsNeeded(targetDuration: 1, totalSeconds: 1.5, speed: 3) == 1.5, "a short video: all of it")
+    }
+
+    @Test func moreWhenTheEncodeIsSlowerThanPlayback() {
+        // D − r·(D − 2·TD) = 20 − 0.5 × 18: the encoder, at 0.5×, lists the rest no later
+        // than a player at 1× that starts now could reach it (with its 2 s margin).
+        #expect(abs(PlayableGate.secondsNeeded(targetDuration: 1, totalSeconds: 20, speed: 0.5) - 11) < 1e-9)
+        #expect(PlayableGate.secondsNeeded(targetDuration: 1, totalSeconds: 20, speed: 0) == 20, "no progress yet: all of it")
+    }
+
+    @Test func theGateOpensOnceWhenEveryRungListsEnough() throws {
+        let gate = PlayableGate(rungs: 2, targetDuration: 1, totalSeconds: 3)
+        var opened: [Double] = []
+        gate.open = { opened.append($0) }
+        try gate.rung(0, lists: 3, ended: true)
+        #expect(opened.isEmpty, "the other rung lists nothing yet")
+        try gate.rung(1, lists: 3, ended: true)
+        try gate.rung(1, lists: 3, ended: true)
+        #expect(opened == [3])
+    }
+}
+
+struct RungPlaylistVODTests {
+    @Test func aVideoPublishedWholeGetsOneVODVersion() {
+        var playlist = RungPlaylist(kind: .vod, targetDuration: 1, initURI: "init.mp4")
+        playlist.append(.init(uri: "seg_000.m4s", seconds: 0.5))
+        playlist.end()
+        #expect(playlist.text.contains("#EXT-X-PLAYLIST-TYPE:VOD") && !playlist.text.contains("#EXT-X-START")
+                && playlist.text.hasSuffix("seg_000.m4s\n#EXT-X-ENDLIST\n"))
     }
 }

@@ -54,6 +54,7 @@ struct GrowingVersion {
     func discard() {
         try? withdraw()
         try? FileManager.default.removeItem(atPath: "\(root)/\(version)")
+        rmdir(root)  // only when nothing else is there: an upload that never played leaves no trace
     }
 
     /// Removes the versions of earlier attempts (their owners lost the job or were killed), and

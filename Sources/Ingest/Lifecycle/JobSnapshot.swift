@@ -20,6 +20,9 @@ public struct JobSnapshot: Codable, Sendable, Equatable {
     public var output: String?
     /// The published manifest, where the store keeps or can read it.
     public var manifest: ReadyManifest?
+    /// True while a running job's video can already be played at `output`'s `master.m3u8`
+    /// (played while it is made); nil otherwise.
+    public var playable: Bool?
 
     public init(id: String, state: State, attempts: Int, progress: Int? = nil, reason: Reason? = nil, output: String? = nil,
                 manifest: ReadyManifest? = nil) {

@@ -195,7 +195,14 @@ public final class SpoolStore: JobStore {
             return JobSnapshot(id: id, state: .queued, attempts: queued?.attempts ?? 0)
         }
         let progress = JSONFile.read(JobProgress.self, from: "\(layout.job(id))/progress.json")
-        return JobSnapshot(id: id, state: .running, attempts: (queued?.attempts ?? 0) + 1, progress: JobSnapshot.percent(progress?.fraction ?? 0))
+        var running = JobSnapshot(id: id, state: .running, attempts: (queued?.attempts ?? 0) + 1,
+                                  progress: JobSnapshot.percent(progress?.fraction ?? 0))
+        // Played while it is made: its master is in view already, where the finished video's will be.
+        if let cdn, !RemotePath.isRemote(cdn), FileManager.default.fileExists(atPath: "\(cdn)/\(id)/master.m3u8") {
+            running.playable = true
+            running.output = "\(cdn)/\(id)"
+        }
+        return running
     }
 
     public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {

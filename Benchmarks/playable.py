@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Time to playable (#41): from an upload's arrival (its atomic rename into incoming/) to the moment
+`CDN/<id>/master.m3u8` exists, for `ingestd watch` (the video grows in view) side by side with
+`ingestd watch --hold` (today's: the master appears with the whole ladder), one upload at a time
+and with a queue, per upload kind and length; the time to the whole ladder; and the CPU per video
+of both daemons (job processes included).
+
+  playable.py BIN OUT_DIR ROUNDS
+
+Prints a table and writes OUT_DIR/playable.tsv (kind, mode, queue, measure, p50, p95, max).
+"""
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def generate(path, kind, seconds):
+    """An app upload (H.264 High@4.0 3 Mbit/s, an IDR every second: its top rung passed through)
+    or a camera original (12 Mbit/s, an IDR every 2 s, rotated: every rung encoded)."""
+    if os.path.exists(path):
+        return path
+    source = ["-f", "lavfi", "-i", f"testsrc2=s=1080x1920:r=30:d={seconds}",
+              "-f", "lavfi", "-i", f"sine=f=440:d={seconds}:sample_rate=48000"]
+    if kind == "app":
+        video = ["-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-level", "4.0", "-pix_fmt", "yuv420p",
+                 "-x264-params", "keyint=30:min-keyint=30:scenecut=0", "-b:v", "2500k", "-maxrate", "3000k",
+                 "-bufsize", "1500k", "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709"]
+    else:
+        source[3] = f"testsrc2=s=1920x1080:r=30:d={seconds}"
+        video = ["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-g", "60", "-b:v", "12000k",
+                 "-metadata:s:v:0", "rotate=90"]
+    subprocess.run(["ffmpeg", "-v", "error", "-y"] + source + video + ["-c:a", "aac", "-b:a", "128k", path], check=True)
+    return path
+
+
+def video_dir(cdn, name):
+    for entry in os.listdir(cdn):
+        if entry.startswith(f"{name}-"):
+            return os.path.join(cdn, entry)
+    return None
+
+
+def run(binary, uploads, hold, queue):
+    """Starts a daemon, drops `uploads` (one at a time, or all at once with `queue`), and returns
+    [(kind, seconds, to_playable, to_whole)] and the CPU seconds it used, job processes included."""
+    base = tempfile.mkdtemp(prefix="bench-playable-")
+    spool, cdn = os.path.join(base, "spool"), os.path.join(base, "cdn")
+    os.makedirs(os.path.join(spool, "incoming"))
+    os.makedirs(cdn)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    daemon = subprocess.Popen([binary, "watch", "--spool", spool, "--cdn", cdn] + (["--hold"] if hold else []),
+                              stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    results = []
+    try:
+        pending = []
+        for index, (kind, seconds, path) in enumerate(uploads):
+            name = f"u{index}"
+            hidden = os.path.join(spool, "incoming", f".{name}.part")
+            shutil.copy(path, hidden)
+            arrived = time.monotonic()
+            os.rename(hidden, os.path.join(spool, "incoming", f"{name}.mp4"))
+            pending.append([kind, seconds, name, arrived, None, None])
+            if not queue:
+                wait(cdn, pending)
+        wait(cdn, pending)
+        results = [(kind, seconds, playable - arrived, whole - arrived) for kind, seconds, _, arrived, playable, whole in pending]
+    finally:
+        daemon.terminate()
+        daemon.wait()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        shutil.rmtree(base, ignore_errors=True)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return results, cpu
+
+
+def wait(cdn, pending, timeout=600):
+    """Polls every 5 ms until every pending upload is whole, noting when its master appeared."""
+    deadline = time.monotonic() + timeout
+    while any(p[5] is None for p in pending):
+        if time.monotonic() > deadline:
+            raise SystemExit("timed out waiting for the uploads")
+        now = time.monotonic()
+        for p in pending:
+            if p[5] is not None:
+                continue
+            directory = video_dir(cdn, p[2])
+            if directory is None:
+                continue
+            if p[4] is None and os.path.exists(os.path.join(directory, "master.m3u8")):
+                p[4] = now
+            if os.path.exists(os.path.join(directory, "manifest.json")):
+                p[5] = now
+                p[4] = p[4] or now
+        time.sleep(0.005)
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main():
+    binary, out, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    os.makedirs(out, exist_ok=True)
+    media = os.path.join(out, "media")
+    os.makedirs(media, exist_ok=True)
+    kinds = [("app", 15), ("app", 30), ("app", 60), ("camera", 20)]
+    files = {(k, s): generate(os.path.join(media, f"{k}_{s}s.mp4"), k, s) for k, s in kinds}
+    rows = []
+    cpu = {}
+    for hold in (False, True):
+        mode = "hold" if hold else "growing"
+        samples = {}
+        total_cpu, videos = 0.0, 0
+        for _ in range(rounds):
+            uploads = [(k, s, files[(k, s)]) for k, s in kinds]
+            results, used = run(binary, uploads, hold, queue=False)
+            total_cpu += used
+            videos += len(results)
+            for kind, seconds, playable, whole in results:
+                samples.setdefault((f"{kind} {seconds}s", "alone"), []).append((playable, whole))
+        # A queue: the four kinds dropped at once (each waits for the one before it: one job at a time).
+        results, used = run(binary, [(k, s, files[(k, s)]) for k, s in kinds], hold, queue=True)
+        for kind, seconds, playable, whole in results:
+            samples.setdefault((f"{kind} {seconds}s", "queued"), []).append((playable, whole))
+        cpu[mode] = total_cpu / videos
+        for (case, queue), values in sorted(samples.items()):
+            for measure, index in (("to playable s", 0), ("to whole ladder s", 1)):
+                xs = [v[index] for v in values]
+                rows.append((case, mode, queue, measure, percentile(xs, 0.5), percentile(xs, 0.95), max(xs)))
+    with open(os.path.join(out, "playable.tsv"), "w") as f:
+        for row in rows:
+            f.write("\t".join(str(x) for x in row) + "\n")
+        f.write(f"cpu per video s\tgrowing\t\t\t{cpu['growing']:.3f}\n")
+        f.write(f"cpu per video s\thold\t\t\t{cpu['hold']:.3f}\n")
+    print(f"{'upload':<12} {'mode':<8} {'queue':<7} {'measure':<18} {'p50':>6} {'p95':>6} {'max':>6}")
+    for case, mode, queue, measure, p50, p95, top in rows:
+        print(f"{case:<12} {mode:<8} {queue:<7} {measure:<18} {p50:6.2f} {p95:6.2f} {top:6.2f}")
+    print(f"CPU per video: growing {cpu['growing']:.2f} s, hold {cpu['hold']:.2f} s "
+          f"(x{cpu['growing'] / cpu['hold']:.3f})")
+
+
+if __name__ == "__main__":
+    main()

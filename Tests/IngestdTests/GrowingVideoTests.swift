@@ -1,0 +1,211 @@
+import Foundation
+import IngestdTesting
+import Testing
+
+/// A video played while it is made (#41), through the real daemon (`ingestd watch`): what a
+/// reader polling the CDN sees, what players do with it, and what a killed attempt leaves.
+@Suite(.offTheSharedPool)
+struct GrowingVideoTests {
+    /// An app upload (H.264 High@4.0, an IDR every second: passed through), `seconds` long.
+    static func appUpload(seconds: Int) async throws -> String {
+        try await Fixtures.shared.generated("app_growing_\(seconds)s.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=s=1080x1920:r=30:d=\(seconds)", "-f", "lavfi",
+            "-i", "sine=f=440:d=\(seconds):sample_rate=48000",
+            "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-level", "4.0", "-pix_fmt", "yuv420p",
+            "-x264-params", "keyint=30:min-keyint=30:scenecut=0", "-b:v", "2500k", "-maxrate", "3000k", "-bufsize", "1500k",
+            "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709",
+            "-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart"])
+    }
+
+    static func setUp(_ name: String) -> (spool: String, cdn: String) {
+        let base = Paths.scratch("growing-\(name)")
+        try? FileManager.default.removeItem(atPath: base)
+        return ("\(base)/spool", "\(base)/cdn")
+    }
+
+    /// The one video directory in the CDN, once there is one.
+    static func video(_ cdn: String) -> String? {
+        Daemon.entries(cdn).first { !$0.hasPrefix(".") && $0 != "player.html" }.map { "\(cdn)/\($0)" }
+    }
+
+    static func read(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
+
+    /// The media playlists a master names (`t1/360p/index.m3u8`), relative to its directory.
+    static func variants(_ master: String) -> [String] {
+        master.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }.map(String.init)
+    }
+
+    /// Every version of every media playlist a reader polling every 2 ms sees, and the bytes of
+    /// each segment the moment a playlist first names it: the versions only ever append, and
+    /// every segment named was already whole (the same bytes it has at the end), decodes, and
+    /// lasts what its `#EXTINF` says. The master appears while the job still runs, before
+    /// `manifest.json`, at the URL the finished video keeps.
+    @Test func aReaderNeverSeesAPlaylistNamingASegmentThatIsNotWhole() async throws {
+        let upload = try await Self.appUpload(seconds: 20)
+        let (spool, cdn) = Self.setUp("reader")
+        let daemon = try Daemon(spool: spool, cdn: cdn)
+        try Daemon.drop(upload, into: spool, as: "clip.mp4")
+        var versions: [String: [String]] = [:]  // media playlist path → versions seen, in order
+        var firstSeen: [String: Data] = [:]  // segment path → its bytes when a playlist first named it
+        var masterBeforeManifest = false, looks = 0
+        let deadline = Date().addingTimeInterval(240)
+        while Date() < deadline {
+            looks += 1
+            if let video = Self.video(cdn), let master = Self.read("\(video)/master.m3u8") {
+                if !FileManager.default.fileExists(atPath: "\(video)/manifest.json") { masterBeforeManifest = true }
+                for variant in Self.variants(master) {
+                    let path = "\(video)/\(variant)"
+                    guard let text = Self.read(path) else { continue }
+                    if versions[path]?.last != text { versions[path, default: []].append(text) }
+                    let directory = (path as NSString).deletingLastPathComponent
+                    for name in text.split(separator: "\n").filter({ !$0.hasPrefix("#") && !$0.isEmpty }) + ["init.mp4"]
+                    where firstSeen["\(directory)/\(name)"] == nil {
+                        firstSeen["\(directory)/\(name)"] = FileManager.default.contents(atPath: "\(directory)/\(name)") ?? Data()
+                    }
+                }
+                if FileManager.default.fileExists(atPath: "\(video)/manifest.json") { break }
+            }
+            usleep(2000)
+        }
+        _ = daemon
+        let video = try #require(Self.video(cdn))
+        #expect(masterBeforeManifest, "the master appeared before the video was done")
+        #expect(versions.count == 4, "\(versions.keys.sorted())")
+        for (path, seen) in versions.sorted(by: { $0.key < $1.key }) {
+            #expect(seen.count >= 3, "\(path): the reader saw it grow (\(seen.count) versions in \(looks) looks)")
+            for (older, newer) in zip(seen, seen.dropFirst()) { #expect(newer.hasPrefix(older), "\(path): a version only appends") }
+            let first = try #require(seen.first)
+            #expect(first.contains("#EXT-X-PLAYLIST-TYPE:EVENT") && first.contains("#EXT-X-START:TIME-OFFSET=0")
+                    && first.contains("#EXT-X-TARGETDURATION:1") && !first.contains("#EXT-X-ENDLIST"), "\(path): \(first)")
+            #expect(seen.last?.hasSuffix("#EXT-X-ENDLIST\n") == true, "\(path): the last version ends the list")
+            // Every segment, decoded through its playlist: as many frames as the EXTINF sum says.
+            let playlist = try Checks.playlist((path as NSString).deletingLastPathComponent)
+            let frames = try Checks.frames(path)
+            #expect(abs(playlist.duration - 20) < 0.01 && frames.count == 600, "\(path): \(playlist.duration) s, \(frames.count) frames")
+        }
+        for (path, bytes) in firstSeen.sorted(by: { $0.key < $1.key }) {
+            #expect(!bytes.isEmpty && FileManager.default.contents(atPath: path) == bytes, "\(path): whole when first named")
+        }
+        #expect(firstSeen.count == 4 * 21, "every segment (20 of 1 s, cut at the upload's IDRs) and init checked: \(firstSeen.count)")
+        // The finished video: the master and manifest point into the attempt's version.
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(video)/manifest.json"))) as? [String: Any])
+        #expect((manifest["mp4"] as? String)?.hasPrefix("t1/") == true, "\(manifest["mp4"] ?? "-")")
+        let playable = Daemon.events(spool).first { $0["event"] as? String == "playable" }
+        #expect((playable?["playableAfterSeconds"] as? Double).map { $0 >= 0 } == true, "\(playable ?? [:])")
+    }
+
+    /// GStreamer (`playbin3`, hlsdemux2) starts the moment the master appears and plays a 60 s
+    /// upload from its first frame to its end (EOS once the playlists end), with no error: every
+    /// one of the 1800 frames is presented, so it began at the first segment, not the live edge.
+    /// Chromium then plays the finished video at the same URL to its end.
+    ///
+    /// Chromium 156's own HLS player is not the early player here: it fails any playlist without
+    /// `#EXT-X-ENDLIST` (`DEMUXER_ERROR_COULD_NOT_PARSE` after its first frames, FFmpeg's own live
+    /// output included; docs/OUTPUT.md).
+    @Test(.enabled(if: Tool.exists("gst-launch-1.0"), "GStreamer is not installed"))
+    func gstreamerPlaysAGrowingVideoFromItsStartToItsEnd() async throws {
+        let upload = try await Self.appUpload(seconds: 60)
+        let (spool, cdn) = Self.setUp("gstreamer")
+        let daemon = try Daemon(spool: spool, cdn: cdn)
+        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
+        let server = try PlaybackTests.Server(root: cdn)
+        try Daemon.drop(upload, into: spool, as: "long.mp4")
+        var video = ""
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline {
+            if let found = Self.video(cdn), FileManager.default.fileExists(atPath: "\(found)/master.m3u8") {
+                video = found
+                break
+            }
+            usleep(5000)
+        }
+        try #require(!video.isEmpty, "the master appeared")
+        // hlsdemux2 starts a playlist without an end 3 segments from its live edge, whatever
+        // EXT-X-START says: the job is held (SIGSTOP) while the player loads, as a slower encode
+        // would, so it starts where a player that arrives as the master appears does, at the top.
+        let job = try #require(Daemon.children(of: daemon.pid).first { Daemon.commandLine($0).contains("job-run") })
+        kill(job, SIGSTOP)
+        let id = (video as NSString).lastPathComponent
+        let first = Self.variants(try #require(Self.read("\(video)/master.m3u8")))[0]
+        let listed = try Checks.playlist("\(video)/\((first as NSString).deletingLastPathComponent)").segments.count
+        #expect(!FileManager.default.fileExists(atPath: "\(video)/manifest.json"), "playing starts before the video is done")
+        let player = Task.detached {
+            try Tool.run("timeout", ["300", "gst-launch-1.0", "-v", "playbin3", "uri=http://127.0.0.1:\(server.port)/\(id)/master.m3u8",
+                                     "video-sink=fakesink name=vsink sync=false silent=false", "audio-sink=fakesink sync=false"])
+        }
+        try await Task.sleep(for: .seconds(3))
+        kill(job, SIGCONT)
+        let result = try await player.value
+        #expect(result.status == 0 && result.stdout.contains("Got EOS"), "\(result.stdout.suffix(800)) \(result.stderr.suffix(800))")
+        #expect(!result.stdout.contains("ERROR") && !result.stderr.contains("ERROR"), "\(result.stderr.suffix(800))")
+        // Each frame the video sink took, by its presentation time (`-v` prints every buffer).
+        let times = result.stdout.split(separator: "\n").filter { $0.contains("vsink") && $0.contains("chain") }
+            .compactMap { line -> Double? in
+                guard let range = line.range(of: "pts: ") else { return nil }
+                let parts = line[range.upperBound...].prefix { $0 != "," && $0 != " " }.split(separator: ":")
+                guard parts.count == 3, let h = Double(parts[0]), let m = Double(parts[1]), let sec = Double(parts[2]) else { return nil }
+                return h * 3600 + m * 60 + sec
+            }
+        #expect(times.count == 1800, "every frame, from the first (\(listed) segments listed when it started): \(times.count)")
+        #expect((times.min() ?? 99) < 0.5 && (times.max() ?? 0) > 59.5, "from \(times.min() ?? -1) to \(times.max() ?? -1) s")
+        try Daemon.wait(timeout: 120, "the video done") { FileManager.default.fileExists(atPath: "\(video)/manifest.json") }
+        if Chromium.binary != nil {
+            try Data(try Chromium.playerPage().utf8).write(to: URL(fileURLWithPath: "\(cdn)/player.html"))
+            let played = try Chromium.play("http://127.0.0.1:\(server.port)/player.html?src=\(id)/master.m3u8", timeout: 180)
+            #expect(played["ended"] as? Bool == true && played["error"] is NSNull, "\(played)")
+            #expect((played["failed_requests"] as? [String] ?? ["?"]).isEmpty, "\(played)")
+        }
+        _ = daemon
+    }
+
+    /// A job process killed (kill -9) after its video went playable: the early version is
+    /// withdrawn (no master names it, its files are gone: a player gets 404s, never another
+    /// attempt's bytes), and the retry publishes its own version once.
+    @Test func aKilledAttemptIsWithdrawnAndTheRetryPublishesOnce() async throws {
+        let upload = try await Self.appUpload(seconds: 20)
+        let (spool, cdn) = Self.setUp("kill")
+        let daemon = try Daemon(spool: spool, cdn: cdn)
+        try Daemon.drop(upload, into: spool, as: "clip.mp4")
+        var video = ""
+        try Daemon.wait(timeout: 120, "the first attempt to go playable") {
+            guard let found = Self.video(cdn), let master = Self.read("\(found)/master.m3u8") else { return false }
+            video = found
+            return Self.variants(master).first?.hasPrefix("t1/") == true
+        }
+        let job = try #require(Daemon.children(of: daemon.pid).first { Daemon.commandLine($0).contains("job-run") })
+        kill(job, SIGKILL)
+        try Daemon.wait(timeout: 60, "the first version withdrawn") { !FileManager.default.fileExists(atPath: "\(video)/t1") }
+        if let master = Self.read("\(video)/master.m3u8") {
+            #expect(!master.contains("t1/"), "no master names the withdrawn version: \(master)")
+        }
+        try Daemon.wait(timeout: 180, "the retry to publish") { FileManager.default.fileExists(atPath: "\(video)/manifest.json") }
+        let master = try #require(Self.read("\(video)/master.m3u8"))
+        #expect(Self.variants(master).allSatisfy { $0.hasPrefix("t2/") }, "\(master)")
+        #expect(Daemon.entries(video).sorted() == ["manifest.json", "master.m3u8", "t2"], "\(Daemon.entries(video))")
+        let events = Daemon.events(spool).compactMap { $0["event"] as? String }
+        #expect(events.filter { $0 == "published" }.count == 1 && events.filter { $0 == "playable" }.count == 2, "\(events)")
+        let frames = try Checks.frames("\(video)/\(Self.variants(master)[0])")
+        #expect(frames.count == 600)
+    }
+
+    /// `--hold`: nothing of the video is visible before it is done, and it is published whole
+    /// (today's layout: no version directory).
+    @Test func holdShowsNothingUntilTheEnd() async throws {
+        let upload = try await Self.appUpload(seconds: 20)
+        let (spool, cdn) = Self.setUp("hold")
+        let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--hold"])
+        try Daemon.drop(upload, into: spool, as: "clip.mp4")
+        var early: [String] = []
+        try Daemon.wait(timeout: 240, "the video published") {
+            let visible = Daemon.entries(cdn).filter { !$0.hasPrefix(".") }
+            if let name = visible.first, !FileManager.default.fileExists(atPath: "\(cdn)/\(name)/manifest.json") { early.append(name) }
+            return visible.first.map { FileManager.default.fileExists(atPath: "\(cdn)/\($0)/manifest.json") } ?? false
+        }
+        #expect(early.isEmpty, "visible before it was done: \(early)")
+        let video = try #require(Self.video(cdn))
+        #expect(FileManager.default.fileExists(atPath: "\(video)/360p/index.m3u8"), "published whole, in place")
+        #expect(try String(contentsOfFile: "\(video)/360p/index.m3u8", encoding: .utf8).contains("#EXT-X-PLAYLIST-TYPE:VOD"))
+        #expect(!Daemon.events(spool).contains { $0["event"] as? String == "playable" })
+        _ = daemon
+    }
+}
