@@ -48,6 +48,7 @@ public final class SpoolStore: JobStore {
                 break  // this one's lock goes with it; what is claimed is run
             }
             held.withLock { $0[record.id] = lock }
+            try? FileManager.default.removeItem(atPath: Self.playableRecord(layout, record.id))  // a killed attempt's
             events.append("attempt", record.id, ["attempt": record.attempts + 1, "token": record.token!, "pid": Int(getpid())])
             claimed.append(ClaimedJob(id: record.id, token: record.token!, attempt: record.attempts + 1,
                                       input: .soleEntry(of: layout.upload(record.id)), directory: layout.job(record.id)))
@@ -82,6 +83,7 @@ public final class SpoolStore: JobStore {
         guard var record = try holds(job) else { return false }
         // The lock is kept when this throws, so that the worker may try again (or abandon it).
         let filed = filed(end, id: job.id)
+        try? FileManager.default.removeItem(atPath: Self.playableRecord(layout, job.id))  // whatever the end, no longer growing
         // Each event (log line, webhook) is written before the upload is filed: a crash between
         // the two repeats the event on restart (at least once) rather than losing it.
         switch filed {
@@ -121,8 +123,12 @@ public final class SpoolStore: JobStore {
         events.append("playable", job.id, ["output": output.published, "listedSeconds": report.seconds,
                                            "playableAfterSeconds": (after * 1000).rounded() / 1000])
         try output.playableWebhook(report, arrived: record.receivedAt).map { try outbox?.record($0) }
+        try? JSONFile.write(report, to: Self.playableRecord(layout, job.id))  // for `status --job`, until the attempt ends
         return true
     }
+
+    /// `work/<id>/playable.json`: the running attempt's video is shown (``playable(_:output:_:)``).
+    static func playableRecord(_ layout: SpoolLayout, _ id: String) -> String { "\(layout.job(id))/playable.json" }
 
     /// Creates the job's pointer `CDN/<id>/current.json` (`If-None-Match: *`) naming this
     /// attempt's version prefix, uploaded while it held the job. One that exists already was
@@ -198,9 +204,9 @@ public final class SpoolStore: JobStore {
         var running = JobSnapshot(id: id, state: .running, attempts: (queued?.attempts ?? 0) + 1,
                                   progress: JobSnapshot.percent(progress?.fraction ?? 0))
         // Played while it is made: its master is in view already, where the finished video's will be.
-        if let cdn, !RemotePath.isRemote(cdn), FileManager.default.fileExists(atPath: "\(cdn)/\(id)/master.m3u8") {
+        if FileManager.default.fileExists(atPath: playableRecord(layout, id)) {
             running.playable = true
-            running.output = "\(cdn)/\(id)"
+            running.output = cdn.map { "\($0)/\(id)" }
         }
         return running
     }
