@@ -33,6 +33,9 @@ struct GrowingVersion {
                 if shownToken != token { try? FileManager.default.removeItem(atPath: staging) }
                 return false
             }
+            if let shown = shownToken, shown > token {
+                throw IngestError.cannotWrite(path: "\(root)/master.m3u8", reason: "a newer attempt's version (t\(shown)) is shown")
+            }
             try VersionPointer.point(root, version: version)
             return true
         }
@@ -57,18 +60,16 @@ struct GrowingVersion {
         rmdir(root)  // only when nothing else is there: an upload that never played leaves no trace
     }
 
-    /// Removes the versions of earlier attempts (their owners lost the job or were killed), and
-    /// the pointer of one that was shown; a published one stays.
+    /// Removes the versions of earlier attempts (their owners lost the job or were killed) and a
+    /// pointer that names one, even one whose files are gone already; a published one stays.
     func discardEarlier() {
         guard FileManager.default.fileExists(atPath: root) else { return }
         try? locked {
             let shown = shownToken, published = isPublished
+            if let shown, shown < token, !published { try remove("\(root)/master.m3u8") }
             for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
                 guard let earlier = AttemptOutput.token(ofVersion: name), earlier < token else { continue }
-                if earlier == shown {
-                    if published { continue }
-                    try remove("\(root)/master.m3u8")
-                }
+                if earlier == shown, published { continue }
                 try? FileManager.default.removeItem(atPath: "\(root)/\(name)")
             }
         }
@@ -78,8 +79,8 @@ struct GrowingVersion {
 
     /// The token of the version `master.m3u8` names now.
     private var shownToken: Int64? {
-        guard let text = try? String(contentsOfFile: "\(root)/master.m3u8", encoding: .utf8),
-              let name = VersionPointer.version(ofMaster: text) else { return nil }
+        guard let data = try? DurableFile.read("\(root)/master.m3u8", limit: 1 << 20),
+              let name = VersionPointer.version(ofMaster: String(decoding: data, as: UTF8.self)) else { return nil }
         return AttemptOutput.token(ofVersion: name)
     }
 
@@ -89,13 +90,19 @@ struct GrowingVersion {
         }
     }
 
-    /// Runs `body` holding an exclusive `flock` on `CDN/<id>` (shared by every process on the host).
+    /// Runs `body` holding an exclusive `flock` on `CDN/<id>` (shared by every process on the
+    /// host). Waits at most 10 s: a job process, which may write in `CDN/<id>`, can take the same
+    /// lock, but never hold its worker up.
     private func locked<T>(_ body: () throws -> T) throws -> T {
-        let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw IngestError.cannotWrite(path: root, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw IngestError.cannotWrite(path: root, reason: String(cString: strerror(errno))) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
+                throw IngestError.cannotWrite(path: root, reason: "cannot lock: \(String(cString: strerror(errno)))")
+            }
+            usleep(10_000)
         }
         return try body()
     }

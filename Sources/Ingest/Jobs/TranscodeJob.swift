@@ -91,7 +91,8 @@ public struct TranscodeJob: Sendable {
             request.growing = growing
             return (try await Transcoder.run(request, events: events), staged)
         } catch {
-            staged.discard()
+            // A growing version may be shown: its worker takes the pointer away first, then the files.
+            if !growing { staged.discard() }
             throw error
         }
     }

@@ -3,8 +3,9 @@ import Transcode
 
 /// `CDN/<id>/master.m3u8` and `CDN/<id>/manifest.json` when they point into a version directory
 /// `CDN/<id>/<version>/`: the version's own files with every path moved into it. What a player or
-/// the app follows; the version's files never move. Each is replaced whole (temporary name,
-/// fsync, rename), the manifest last.
+/// the app follows; the version's files never move. Each is replaced whole (``DurableFile``),
+/// the manifest last. The version's files may come from a job process (a growing version is
+/// written in place): they are read as regular files of bounded size, never through a link.
 public enum VersionPointer {
     /// The version's master with each URI line and `URI="…"` attribute (I-frame streams) moved
     /// into `version`.
@@ -41,7 +42,7 @@ public enum VersionPointer {
     /// Writes `master.m3u8` into `root`, pointing into `root/<version>`.
     public static func pointMaster(_ root: String, version: String) throws {
         let own = "\(root)/\(version)/master.m3u8"
-        guard let text = try? String(contentsOfFile: own, encoding: .utf8) else {
+        guard let text = String(data: try ownFile(own, limit: 1 << 20), encoding: .utf8) else {
             throw IngestError.cannotWrite(path: own, reason: "no master to point to")
         }
         try replace("\(root)/master.m3u8", with: Data(master(text, version: version).utf8))
@@ -51,7 +52,7 @@ public enum VersionPointer {
     public static func point(_ root: String, version: String) throws {
         try pointMaster(root, version: version)
         let own = "\(root)/\(version)/manifest.json"
-        guard let manifest = JSONFile.read(ReadyManifest.self, from: own) else {
+        guard let manifest = try? JSONDecoder().decode(ReadyManifest.self, from: try ownFile(own, limit: 8 << 20)) else {
             throw IngestError.cannotWrite(path: own, reason: "unreadable manifest")
         }
         try replace("\(root)/manifest.json", with: Self.manifest(manifest, version: version).jsonData())
@@ -59,18 +60,24 @@ public enum VersionPointer {
 
     /// Replaces `path` with `data`: a reader sees the old file or the new one, whole.
     static func replace(_ path: String, with data: Data) throws {
-        let temporary = "\((path as NSString).deletingLastPathComponent)/.\((path as NSString).lastPathComponent).tmp-\(getpid())"
         do {
-            try data.write(to: URL(fileURLWithPath: temporary))
+            try DurableFile.replace(path, with: data)
         } catch {
-            throw IngestError.cannotWrite(path: path, reason: TranscodeError.writeFailure(error))
+            throw IngestError.cannotWrite(path: path, reason: "\(error)")
         }
-        try Durability.syncFile(temporary)
-        guard rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw IngestError.cannotWrite(path: path, reason: reason)
+    }
+
+    /// A file of the version: a regular file in a real directory (not a link to elsewhere).
+    private static func ownFile(_ path: String, limit: Int) throws -> Data {
+        var info = stat()
+        let directory = (path as NSString).deletingLastPathComponent
+        guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw IngestError.cannotWrite(path: directory, reason: "not a directory of its own")
         }
-        try Durability.syncDirectory((path as NSString).deletingLastPathComponent)
+        do {
+            return try DurableFile.read(path, limit: limit)
+        } catch {
+            throw IngestError.cannotWrite(path: path, reason: "\(error)")
+        }
     }
 }

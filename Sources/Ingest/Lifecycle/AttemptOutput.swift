@@ -21,7 +21,8 @@ public struct AttemptOutput: Sendable {
     /// `CDN/<id>`: where the job is public (for a bucket, the prefix holding its pointer).
     public let published: String
     /// Where the job process writes (and what the store records as the job's output): `CDN/<id>`
-    /// (it stages beside it), or in a bucket this attempt's version prefix.
+    /// (it stages beside it), or this attempt's version (`CDN/<id>/t<token>`) when growing or in a
+    /// bucket.
     public let destination: String
     public let isBucket: Bool
     /// The job process writes its version in place and the video is played while it grows.
@@ -79,8 +80,9 @@ public struct AttemptOutput: Sendable {
         }
     }
 
-    /// Whether ``publish()`` is to rename this attempt's staging into view (what ``withdraw()``
-    /// undoes): a staged directory output that no earlier attempt put in view.
+    /// Whether ``publish()`` is to put this attempt's output in view (what ``withdraw()`` undoes):
+    /// a directory output (renamed, or a growing one's pointers written) that no earlier attempt
+    /// put in view.
     public var renamesIntoView: Bool { !isBucket && staging != nil && !adopted && !isInView }
 
     /// The version name of this attempt (`t<token>`).
@@ -120,6 +122,7 @@ public struct AttemptOutput: Sendable {
     /// Removes the staging the job process left (a published attempt's that the store then
     /// refused or fenced out).
     public func discard() {
+        if growing { return GrowingVersion(root: published, token: token).discard() }  // the pointer first
         if let staging { try? FileManager.default.removeItem(atPath: staging) }
     }
 
@@ -135,8 +138,9 @@ public struct AttemptOutput: Sendable {
     /// Removes the stagings of this job's earlier attempts in a directory CDN (their owners lost
     /// the job, or were killed; no newer attempt can exist while this one holds the job).
     public func discardEarlierStagings() {
-        if growing { GrowingVersion(root: published, token: token).discardEarlier() }
         guard !isBucket else { return }
+        // Whatever this attempt's mode: a growing attempt of a daemon since restarted with `--hold`.
+        GrowingVersion(root: published, token: token).discardEarlier()
         let prefix = StagedDirectory.stagingPrefix(of: id)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: cdn)) ?? [] where name.hasPrefix(prefix) {
             if let attempt = Self.token(ofVersion: name.dropFirst(prefix.count)), attempt >= token { continue }

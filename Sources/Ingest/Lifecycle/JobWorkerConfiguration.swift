@@ -39,12 +39,12 @@ public struct JobWorkerConfiguration: Sendable {
     /// inputs only: a local path is refused, never read from wherever it points.
     public var bucketInputsOnly = false
 
-    /// Whether the CDN is remote (a bucket prefix).
     /// A directory CDN's videos are played while they are made (``AttemptOutput/growing``); false
     /// (`--hold`, and the stores that cannot show a video before its end): nothing is visible
     /// before the end.
     public var growing = false
 
+    /// Whether the CDN is remote (a bucket prefix).
     public var remoteCDN: Bool { RemotePath.isRemote(cdn) }
 
     /// The directory whose space and permissions jobs need on this host: the CDN directory, or

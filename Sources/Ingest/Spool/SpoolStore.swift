@@ -119,16 +119,22 @@ public final class SpoolStore: JobStore {
     /// the `upload.playable` webhook follow.
     public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool {
         guard let record = try holds(job), try output.showGrowing() else { return false }
+        do {
+            // Its webhook, as every other, is recorded, or the video is not shown (at least once).
+            try output.playableWebhook(report, arrived: record.receivedAt).map { try outbox?.record($0) }
+        } catch {
+            try? output.withdraw()
+            throw error
+        }
         let after = report.at.timeIntervalSince(record.receivedAt)
         events.append("playable", job.id, ["output": output.published, "listedSeconds": report.seconds,
                                            "playableAfterSeconds": (after * 1000).rounded() / 1000])
-        try output.playableWebhook(report, arrived: record.receivedAt).map { try outbox?.record($0) }
         try? JSONFile.write(report, to: Self.playableRecord(layout, job.id))  // for `status --job`, until the attempt ends
         return true
     }
 
-    /// `work/<id>/playable.json`: the running attempt's video is shown (``playable(_:output:_:)``).
-    static func playableRecord(_ layout: SpoolLayout, _ id: String) -> String { "\(layout.job(id))/playable.json" }
+    /// `work/<id>/shown.json`: the running attempt's video is shown (``playable(_:output:_:)``).
+    static func playableRecord(_ layout: SpoolLayout, _ id: String) -> String { "\(layout.job(id))/shown.json" }
 
     /// Creates the job's pointer `CDN/<id>/current.json` (`If-None-Match: *`) naming this
     /// attempt's version prefix, uploaded while it held the job. One that exists already was

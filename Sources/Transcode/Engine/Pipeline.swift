@@ -43,6 +43,8 @@ final class Pipeline {
     /// The mix, or nil when the rungs carry the published sound (``TranscodePlan/reusesPublishedLadder``).
     private let sound: SoundStage?
     private let published: PublishedLadder?
+    /// For a growing ladder: what opens it to players (closed for good when the run fails).
+    private let gate: PlayableGate?
     private var fanOut: FilterGraph?
 
     private let filtered = Frame()
@@ -119,6 +121,7 @@ final class Pipeline {
             return encoder
         }
         self.rungs = rungs
+        self.gate = gate
         if let gate, let playable {
             let codecs = Dictionary(uniqueKeysWithValues: rungs.map { ($0.rung.directoryName, $0.codecString) })
             gate.open = { seconds in
@@ -162,6 +165,7 @@ final class Pipeline {
         do {
             return try runLoop()
         } catch {
+            gate?.close()  // a rung that still finishes while the others stop must not show the video
             rungs.forEach { $0.abandon() }
             throw error
         }

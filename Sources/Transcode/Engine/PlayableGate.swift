@@ -32,6 +32,13 @@ final class PlayableGate: @unchecked Sendable {
         return min(totalSeconds, max(margin, totalSeconds - max(0, speed) * (totalSeconds - margin)))
     }
 
+    /// Never opens from now on (the run failed).
+    func close() {
+        lock.lock()
+        opened = true
+        lock.unlock()
+    }
+
     /// Rung `index` now lists `seconds` of video (`ended`: all of it).
     func rung(_ index: Int, lists seconds: Double, ended rungEnded: Bool) throws {
         lock.lock()

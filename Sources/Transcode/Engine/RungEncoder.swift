@@ -78,8 +78,9 @@ final class RungEncoder: @unchecked Sendable {
     /// `threads` is the encoder's thread count (ignored when copying).
     /// `alignsDelay`: the decode delay (frames) of the H.264 rung this one stands beside.
     /// `restarts`: for an AV1 rung, the barrier it shares with the pipeline's other AV1 rungs.
-    /// `growing`: its playlist grows as segments land (an `EVENT` playlist), reported to `gate`
-    /// as rung `gateIndex`; otherwise it is written once, at the end (`VOD`).
+    /// `gate`: the ladder grows in view: the rung's playlist is an `EVENT` playlist written each
+    /// time a segment lands, reported to the gate as rung `index`; without one it is written once,
+    /// at the end (`VOD`).
     init(rung: TranscodePlan.PlannedRung, source: Source, threads: Int, plan: TranscodePlan, layout: OutputLayout,
          sound: Sound, writesMP4: Bool, alignsDelay: Int? = nil, restarts: RestartBarrier? = nil,
          gate: (PlayableGate, index: Int)? = nil) throws {

@@ -64,12 +64,12 @@ final class RungSegments {
             throw TranscodeError.internalFailure("\(path): \(playlist.segments.count) segments landed of the \(starts.count) cut")
         }
         playlist.end()
-        try DurableFiles.replace(path, with: Data(playlist.text.utf8))
+        try DurableFile.replace(path, with: Data(playlist.text.utf8))
         try listed(playlist.seconds, true)
     }
 
     private func write() throws {
-        try DurableFiles.replace(path, with: Data(playlist.text.utf8))
+        try DurableFile.replace(path, with: Data(playlist.text.utf8))
         try listed(playlist.seconds, false)
     }
 }

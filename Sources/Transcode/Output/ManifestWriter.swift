@@ -126,7 +126,7 @@ enum ManifestWriter {
 
     /// Replaces `path` whole (a growing video's master is already in view when the end rewrites it).
     private static func write(_ text: String, to path: String) throws {
-        try DurableFiles.replace(path, with: Data(text.utf8))
+        try DurableFile.replace(path, with: Data(text.utf8))
     }
 }
 
