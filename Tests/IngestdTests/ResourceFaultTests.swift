@@ -100,7 +100,8 @@ struct ResourceFaultTests {
         try Daemon.wait(timeout: 60, "the job to write segments into its version") {
             Daemon.entries(cdn).contains { FileManager.default.fileExists(atPath: "\(cdn)/\($0)/t1/360p/seg_000.m4s") }
         }
-        try FileManager.default.removeItem(atPath: cdn)
+        // One atomic step, as an unmount is: removing the tree in place races the job's writes.
+        try FileManager.default.moveItem(atPath: cdn, toPath: "\(base)/cdn.unmounted")
         try Daemon.wait(timeout: 60, "the attempt to go back uncharged") {
             Daemon.events(spool).contains { $0["event"] as? String == "interrupted" }
         }
