@@ -6,9 +6,9 @@ import PostgresNIO
 /// The queue's upkeep: expired leases rescued, old job events pruned.
 extension JobQueue {
     /// Puts jobs whose lease ran out back in the queue (or fails them once they used up
-    /// `maxAttempts`). Rows another transaction holds are skipped. Returns the ids it rescued.
+    /// `maxAttempts`). Rows another transaction holds are skipped. Returns the attempts whose lease ran out.
     /// With `webhooks`, a job failed this way gets its `upload.failed` event in the same statement.
-    public func rescueExpiredLeases(maxAttempts: Int, webhooks: Bool = false) async throws -> [String] {
+    public func rescueExpiredLeases(maxAttempts: Int, webhooks: Bool = false) async throws -> [ExpiredAttempt] {
         let reason = #"{"code": "lease_expired", "message": "the worker stopped renewing its lease (died, froze or lost the database)"}"#
         // The event body is built here in SQL (the rows are only known inside the statement); it
         // has the shape of ``UploadEvent/refused(_:job:uploadID:code:message:attempts:at:)``.
@@ -22,7 +22,7 @@ extension JobQueue {
                            run_at = now(), lease_until = NULL, updated_at = now()
                      WHERE id IN (SELECT id FROM ingestd_jobs WHERE state = 'running' AND lease_until < now()
                                    LIMIT 100 FOR UPDATE SKIP LOCKED)
-                    RETURNING id, state, attempts, reason, upload_id
+                    RETURNING id, token, state, attempts, reason, upload_id
                 ), hooks AS (
                     INSERT INTO ingestd_webhooks (id, job_id, type, body)
                     SELECT 'msg_' || id || '_failed', id, 'upload.failed',
@@ -35,11 +35,11 @@ extension JobQueue {
                       FROM rescued WHERE state = 'failed' AND \(webhooks)
                     ON CONFLICT (id) DO NOTHING
                 )
-                SELECT id, state FROM rescued
+                SELECT id, token, state FROM rescued
                 """, logger: logger)
-            var rescued: [String] = []
-            for try await (id, state) in rows.decode((String, String).self) {
-                rescued.append(id)
+            var rescued: [ExpiredAttempt] = []
+            for try await (id, token, state) in rows.decode((String, Int64, String).self) {
+                rescued.append(ExpiredAttempt(id: id, token: token))
                 try await event(id, "lease_lost", ["now": state], on: connection)
             }
             if !rescued.isEmpty { try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }

@@ -86,20 +86,24 @@ public struct JobQueue: Sendable {
     }
 
     /// Job `id` from its row: the running attempt's progress only when it is that attempt's
-    /// own (0 before its first report), the published manifest as the row keeps it.
+    /// own (0 before its first report), and so is its video being playable (with the output it
+    /// plays at); the published manifest as the row keeps it.
     public func job(_ id: String) async throws -> JobSnapshot? {
         try await client.withConnection(within: timeout) { [logger] connection in
             let rows = try await connection.query("""
                 SELECT state, attempts, output, manifest::text, reason::text,
-                       CASE WHEN state = 'running' THEN CASE WHEN progress_token = token THEN progress ELSE 0 END END
+                       CASE WHEN state = 'running' THEN CASE WHEN progress_token = token THEN progress ELSE 0 END END,
+                       state = 'running' AND playable_token IS NOT DISTINCT FROM token
                   FROM ingestd_jobs WHERE id = \(id)
                 """, logger: logger)
-            for try await (state, attempts, output, manifest, reason, progress)
-                in rows.decode((String, Int, String?, String?, String?, Int?).self) {
+            for try await (state, attempts, output, manifest, reason, progress, playable)
+                in rows.decode((String, Int, String?, String?, String?, Int?, Bool).self) {
                 guard let state = JobSnapshot.State(rawValue: state) else { return nil }
                 func decoded<T: Decodable>(_ text: String?) -> T? { text.flatMap { try? JSONDecoder().decode(T.self, from: Data($0.utf8)) } }
-                return JobSnapshot(id: id, state: state, attempts: attempts, progress: state == .published ? 100 : progress,
-                                   reason: decoded(reason), output: state == .published ? output : nil, manifest: decoded(manifest))
+                var job = JobSnapshot(id: id, state: state, attempts: attempts, progress: state == .published ? 100 : progress,
+                                      reason: decoded(reason), output: state == .published || playable ? output : nil, manifest: decoded(manifest))
+                if playable { job.playable = true }
+                return job
             }
             return nil
         }

@@ -117,7 +117,7 @@ public struct PostgresStore: JobStore {
                 // Known before the transaction: a publish may throw after its rename (the directory's fsync).
                 let renames = output.renamesIntoView
                 do {
-                    try await queue.publish(job, output: output.destination, manifest: String(decoding: output.manifest, as: UTF8.self),
+                    try await queue.publish(job, output: output.recorded, manifest: String(decoding: output.manifest, as: UTF8.self),
                                             event: output.webhook(end)) { try await output.publish() }
                 } catch let error where !(error is JobQueue.FenceLost) {
                     guard renames else { throw error }
@@ -129,6 +129,27 @@ public struct PostgresStore: JobStore {
             }
         } catch is JobQueue.FenceLost {
             return false
+        }
+    }
+
+    /// Shows a growing attempt's video under the job's fence, with its `playable` event and
+    /// `upload.playable` webhook in the same transaction (``JobQueue/playable(_:output:event:show:)``).
+    /// A transaction that fails once the pointer is written is checked against the row: unless
+    /// it was recorded after all, the video is withdrawn, so nothing is shown the row does not say.
+    public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool {
+        do {
+            try await described {
+                try await queue.playable(job, output: output.published) { output.playableWebhook(report, afterSeconds: $0) }
+                    show: { try output.showGrowing() }
+            }
+            return true
+        } catch is JobQueue.FenceLost {
+            return false
+        } catch is JobQueue.NotShown {
+            return false
+        } catch {
+            if (try? await queue.isPlayable(job)) != true { try? output.withdraw() }
+            throw error
         }
     }
 
@@ -168,7 +189,7 @@ public struct PostgresStore: JobStore {
 
     public func abandon(_ job: ClaimedJob) async { reported.forget(job) }
 
-    public func rescue(now: Date) async throws -> [String] {
+    public func rescue(now: Date) async throws -> [ExpiredAttempt] {
         let rescued = try await described { try await queue.rescueExpiredLeases(maxAttempts: maxAttempts, webhooks: webhooks) }
         if pruning.isDue() { _ = try? await queue.pruneEvents(olderThan: Self.keepEvents) }
         return rescued
@@ -181,6 +202,8 @@ public struct PostgresStore: JobStore {
             return try await body()
         } catch let lost as JobQueue.FenceLost {
             throw lost
+        } catch let notShown as JobQueue.NotShown {
+            throw notShown
         } catch let error as QueueError {
             throw error
         } catch {

@@ -114,6 +114,9 @@ public enum QueueSchema {
         // Upload sets in fleet mode (#31): how many uploads make the job (1: a lone video file; more:
         // an upload set, one row per file, `part` its index).
         ["ALTER TABLE ingestd_uploads ADD COLUMN files integer NOT NULL DEFAULT 1"],
+        // A running attempt's video is played while it is made (#41): the token of the attempt
+        // that showed it (good only while that attempt runs, as `progress_token`) and when.
+        ["ALTER TABLE ingestd_jobs ADD COLUMN playable_token bigint, ADD COLUMN playable_at timestamptz"],
     ]
 
     /// The schema version this build needs.

@@ -94,4 +94,36 @@ enum QueueStatements {
 
         func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
     }
+
+    /// Marks the running attempt's video playable at `output` (`CDN/<id>`), with its event, if
+    /// the attempt still holds the job; the row stays locked until the surrounding transaction
+    /// ends. Answers the seconds since the job was queued (the database's clock).
+    struct Playable: PostgresPreparedStatement {
+        static let sql = """
+            WITH shown AS (
+                UPDATE ingestd_jobs SET playable_token = token, playable_at = now(), output = $1::text, updated_at = now()
+                 WHERE id = $2::text AND token = $3::bigint AND state = 'running'
+                RETURNING id, attempts, extract(epoch FROM now() - created_at)::float8 AS after
+            ), logged AS (
+                INSERT INTO ingestd_job_events (job_id, event, data)
+                SELECT id, 'playable', jsonb_build_object('output', $1::text, 'attempt', attempts,
+                                                          'playableAfterSeconds', round(after::numeric, 3)) FROM shown
+            )
+            SELECT after FROM shown
+            """
+        typealias Row = Double
+        var output: String
+        var id: String
+        var token: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(output)
+            bindings.append(id)
+            bindings.append(token)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Double { try row.decode(Double.self) }
+    }
 }

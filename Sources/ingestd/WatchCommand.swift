@@ -59,13 +59,6 @@ struct WatchCommand: AsyncParsableCommand {
 
     @OptionGroup var databaseOption: DatabaseOption
 
-    @Flag(help: ArgumentHelp("""
-        Show nothing before a video is done (for uploads held for moderation). By default a \
-        video in a directory CDN is played while it is made: CDN/<id>/master.m3u8 appears as \
-        soon as every rung has its first seconds (docs/OUTPUT.md).
-        """))
-    var hold = false
-
     @Option(help: "Seconds an upload written in place must stay unchanged before it is picked up.")
     var settle: Double = 2
 
@@ -97,7 +90,6 @@ struct WatchCommand: AsyncParsableCommand {
                 services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: layout.outbox, logger: logger)))
             }
             store = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox, storage: storage)
-            configuration.growing = !hold
         } else {
             let resolved = try databaseOption.resolve(jobs: options.jobs)
             database = resolved

@@ -18,6 +18,13 @@ struct WorkerOptions: ParsableArguments {
 
     @OptionGroup var storage: StorageOption
 
+    @Flag(help: ArgumentHelp("""
+        Show nothing before a video is done (for uploads held for moderation). By default a \
+        video in a directory CDN is played while it is made: CDN/<id>/master.m3u8 appears as \
+        soon as every rung has its first seconds (docs/OUTPUT.md).
+        """))
+    var hold = false
+
     @Option(help: "Jobs run at once (default: half the cores, at least 1).")
     var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
 
@@ -98,6 +105,7 @@ struct WorkerOptions: ParsableArguments {
             retry: RetryPolicy(maxAttempts: maxAttempts, backoff: .seconds(backoff)), grace: .seconds(grace), poll: poll)
         configuration.webhooks = webhookOption.url != nil
         configuration.minFree = FreeSpaceFloor(minFree) ?? .standard
+        configuration.growing = !hold
         return configuration
     }
 

@@ -265,7 +265,7 @@ struct FleetTests {
         let (result, jobs) = try submit(server.url, paths, uploads: uploads)
         #expect(result.status == 0 && jobs.count == 2, "\(result.stderr)")
         // Every first delivery is refused; the retry (by whichever worker reserves it) is accepted.
-        try Daemon.wait(timeout: 120, "both events accepted") { Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 2 }
+        try Daemon.wait(timeout: 120, "the three events accepted") { Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 3 }
         let deliveries = receiver.deliveries
         #expect(deliveries.allSatisfy { $0.verified }, "every signature verifies")
         for id in Set(deliveries.map(\.id)) {
@@ -276,9 +276,16 @@ struct FleetTests {
         let master = try #require(published["master"] as? String)
         #expect(FileManager.default.fileExists(atPath: "\(cdn)/\(master)"), "\(master)")
         #expect((accepted["upload.rejected"]?["reason"] as? [String: Any])?["code"] as? String == "corrupt_input")
+        // Played while it was made: playable first, recorded with the job's events in order.
+        let job = try #require(published["id"] as? String)
+        let playable = try #require(accepted["upload.playable"])
+        #expect(playable["id"] as? String == job && playable["master"] as? String == "\(job)/master.m3u8", "\(playable)")
+        #expect((playable["playableAfterSeconds"] as? Double ?? -1) >= 0)
+        let events = try server.sql("SELECT string_agg(event, ' ' ORDER BY at) FROM ingestd_job_events WHERE job_id = '\(job)' AND event IN ('playable', 'published')")
+        #expect(events == "playable published", "\(events)")
         let status = try Tool.run(Paths.binary, ["status", "--database", server.url, "--json"])
         let webhooks = (try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["webhooks"] as? [String: Any]
-        #expect(webhooks?["delivered"] as? Int == 2 && webhooks?["pending"] as? Int == 0, "\(status.stdout)")
+        #expect(webhooks?["delivered"] as? Int == 3 && webhooks?["pending"] as? Int == 0, "\(status.stdout)")
         _ = workers
     }
 }

@@ -130,6 +130,34 @@ import Transcode
         }
     }
 
+    /// A video played while it is made, across a lost lease: the attempt that lost the job can
+    /// neither show its version again nor take the video back from the attempt that replaced it,
+    /// whose version alone is what `CDN/<id>/master.m3u8` plays; the store says which attempt's
+    /// video is playable.
+    @Test(arguments: kinds) func aStaleAttemptNeverShowsItsGrowingVersion(_ kind: StoreKind) async throws {
+        try await withStores(kind, "growing") { stores in
+            let id = try await stores.submit("hdr_hlg.mp4", "grows.mp4")
+            let report = JobPlayable(seconds: 2, at: Date())
+            let stale = try #require(try await stores.first.claim(limit: 1).first)
+            let staleOutput = try stores.growing(stale, "stale")
+            #expect(try await stores.first.playable(stale, output: staleOutput, report))
+            #expect(stores.shown(id) == staleOutput.version)
+            let shown = try #require(try await stores.second.job(id))
+            #expect(shown.state == .running && shown.playable == true && shown.output == "\(stores.cdn)/\(id)", "\(shown)")
+
+            try await stores.abandon(stale, stores.first)
+            _ = try await stores.second.rescue(now: Date())
+            let current = try #require(try await stores.second.claim(limit: 1).first)
+            #expect(try await stores.second.job(id)?.playable == nil, "the new attempt has shown nothing yet")
+            let currentOutput = try stores.growing(current, "current")
+            #expect(try await stores.second.playable(current, output: currentOutput, report))
+            #expect(stores.shown(id) == currentOutput.version)
+            #expect(try await stores.first.playable(stale, output: staleOutput, report) == false, "fenced out")
+            #expect(stores.shown(id) == currentOutput.version, "the stale attempt never takes the video back")
+            #expect(try await stores.second.job(id)?.playable == true)
+        }
+    }
+
     /// SIGTERM with a job in flight: it finishes within the grace period and is published; the
     /// jobs not started stay queued, uncharged.
     @Test(arguments: kinds) func aDrainFinishesTheJobInFlightAndLeavesTheRestQueued(_ kind: StoreKind) async throws {

@@ -53,6 +53,22 @@ struct Stores: Sendable {
         return output
     }
 
+    /// A growing attempt's version as its job process writes it in place (`CDN/<id>/t<token>`):
+    /// a master naming one rung, and a file naming `owner`.
+    func growing(_ job: ClaimedJob, _ owner: String) throws -> AttemptOutput {
+        let output = AttemptOutput(cdn: cdn, id: job.id, token: job.token, growing: true)
+        try FileManager.default.createDirectory(atPath: output.destination, withIntermediateDirectories: true)
+        try Data("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000000\n360p/index.m3u8\n".utf8)
+            .write(to: URL(fileURLWithPath: "\(output.destination)/master.m3u8"))
+        try Data(owner.utf8).write(to: URL(fileURLWithPath: "\(output.destination)/owner"))
+        return output
+    }
+
+    /// The version `CDN/<id>/master.m3u8` plays now (`t<token>`), if any.
+    func shown(_ id: String) -> String? {
+        (try? String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8)).flatMap { VersionPointer.version(ofMaster: $0) }
+    }
+
     func output(_ id: String) -> String? {
         FileManager.default.contents(atPath: "\(cdn)/\(id)/owner").map { String(decoding: $0, as: UTF8.self) }
     }

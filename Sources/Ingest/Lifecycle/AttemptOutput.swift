@@ -20,10 +20,13 @@ public struct AttemptOutput: Sendable {
     public let token: Int64
     /// `CDN/<id>`: where the job is public (for a bucket, the prefix holding its pointer).
     public let published: String
-    /// Where the job process writes (and what the store records as the job's output): `CDN/<id>`
-    /// (it stages beside it), or this attempt's version (`CDN/<id>/t<token>`) when growing or in a
-    /// bucket.
+    /// Where the job process writes: `CDN/<id>` (it stages beside it), or this attempt's version
+    /// (`CDN/<id>/t<token>`) when growing or in a bucket.
     public let destination: String
+    /// What the store records as the job's output once published: where its manifest's paths
+    /// start. `CDN/<id>` in a directory CDN (a growing version is reached through the pointers
+    /// there); in a bucket, this attempt's version, which only the store's record names.
+    public var recorded: String { isBucket ? destination : published }
     public let isBucket: Bool
     /// The job process writes its version in place and the video is played while it grows.
     public let growing: Bool
@@ -160,12 +163,12 @@ public struct AttemptOutput: Sendable {
         return try GrowingVersion(root: published, token: token).show()
     }
 
-    /// The `upload.playable` webhook of a growing attempt that is shown (`arrived`: when the
-    /// upload came); nil when webhooks are off.
-    public func playableWebhook(_ report: JobPlayable, arrived: Date?) -> OutboxEvent? {
+    /// The `upload.playable` webhook of a growing attempt that is shown (`afterSeconds`: since
+    /// the upload came); nil when webhooks are off.
+    public func playableWebhook(_ report: JobPlayable, afterSeconds: Double?) -> OutboxEvent? {
         guard let now = webhookClock?.now() else { return nil }
         return UploadEvent.playable(job: id, uploadID: uploadID, listedSeconds: report.seconds,
-                                    afterSeconds: arrived.map { report.at.timeIntervalSince($0) }, at: now)
+                                    afterSeconds: afterSeconds.map { ($0 * 1000).rounded() / 1000 }, at: now)
     }
 
     /// The webhook of `end` as the store records it (its reason's message may name where the

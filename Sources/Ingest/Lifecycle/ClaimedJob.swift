@@ -30,3 +30,18 @@ public struct ClaimedJob: Sendable, Equatable {
         self.uploadID = uploadID
     }
 }
+
+/// An attempt whose lease ran out, as the store's rescue found it (``JobStore/rescue(now:)``):
+/// its job went back to the queue or failed, and whatever the attempt left is its own to remove.
+public struct ExpiredAttempt: Sendable, Equatable, CustomStringConvertible {
+    public var id: String
+    /// The fencing token of the attempt that stopped renewing.
+    public var token: Int64
+
+    public init(id: String, token: Int64) {
+        self.id = id
+        self.token = token
+    }
+
+    public var description: String { "\(id)@\(token)" }
+}

@@ -30,8 +30,8 @@ public protocol JobStore: Sendable {
     func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool
 
     /// Returns jobs whose lease ran out to the queue (ending those out of attempts as failed);
-    /// returns their ids.
-    func rescue(now: Date) async throws -> [String]
+    /// returns the attempts that lost them.
+    func rescue(now: Date) async throws -> [ExpiredAttempt]
     /// How many jobs are in each state.
     func status() async throws -> JobStoreStatus
     /// What job `id` is now (state, attempts, progress, reason, output); nil when the store has

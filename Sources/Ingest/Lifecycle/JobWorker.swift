@@ -122,7 +122,8 @@ public actor JobWorker: Service {
                 let rescued = try await store.rescue(now: configuration.clock.now())
                 if !rescued.isEmpty {
                     metrics.leasesLost(rescued.count)
-                    logger.warning("leases expired: jobs back in the queue", metadata: ["ids": "\(rescued)"])
+                    logger.warning("leases expired: jobs back in the queue", metadata: ["attempts": "\(rescued)"])
+                    discard(rescued)
                 }
                 metrics.queueDepth(try await store.depth())
                 if let offset = try await store.clockOffset() { clockMeasured(offset) }

@@ -119,14 +119,14 @@ public final class SpoolStore: JobStore {
     /// the `upload.playable` webhook follow.
     public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool {
         guard let record = try holds(job), try output.showGrowing() else { return false }
+        let after = report.at.timeIntervalSince(record.receivedAt)
         do {
             // Its webhook, as every other, is recorded, or the video is not shown (at least once).
-            try output.playableWebhook(report, arrived: record.receivedAt).map { try outbox?.record($0) }
+            try output.playableWebhook(report, afterSeconds: after).map { try outbox?.record($0) }
         } catch {
             try? output.withdraw()
             throw error
         }
-        let after = report.at.timeIntervalSince(record.receivedAt)
         events.append("playable", job.id, ["output": output.published, "listedSeconds": report.seconds,
                                            "playableAfterSeconds": (after * 1000).rounded() / 1000])
         try? JSONFile.write(report, to: Self.playableRecord(layout, job.id))  // for `status --job`, until the attempt ends
@@ -168,7 +168,7 @@ public final class SpoolStore: JobStore {
         }
     }
 
-    public func rescue(now: Date) async throws -> [String] { [] }
+    public func rescue(now: Date) async throws -> [ExpiredAttempt] { [] }
 
     public func status() async throws -> JobStoreStatus { Self.status(of: layout) }
 

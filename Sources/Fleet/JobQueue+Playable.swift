@@ -1,0 +1,40 @@
+import Foundation
+import Ingest
+import PostgresNIO
+
+/// A running attempt's video shown while it is made (``PostgresStore/playable(_:output:_:)``).
+extension JobQueue {
+    /// Why a playable transaction rolled back: the output could not be shown (the video is
+    /// published already, or a newer attempt's is shown).
+    public struct NotShown: Error {}
+
+    /// Shows an attempt's growing output under its fence: in one transaction, the job row is
+    /// locked and checked to still belong to this attempt and marked playable at `output`, the
+    /// `upload.playable` webhook (`event`, given the seconds since the job was queued) is
+    /// recorded, and `show` runs last (the pointer's rename). A stale attempt gets
+    /// ``FenceLost`` and `show` never runs; `show` answering false rolls it all back
+    /// (``NotShown``).
+    public func playable(_ claim: ClaimedJob, output: String, event: @escaping @Sendable (_ afterSeconds: Double) -> OutboxEvent?,
+                         show: @escaping @Sendable () throws -> Bool) async throws {
+        try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
+            let rows = try await connection.execute(QueueStatements.Playable(output: output, id: claim.id, token: claim.token), logger: logger)
+            var after: Double?
+            for try await seconds in rows { after = seconds }
+            guard let after else { throw FenceLost(id: claim.id, token: claim.token) }
+            if let event = event(after) { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
+            guard try show() else { throw NotShown() }
+        }
+    }
+
+    /// Whether this attempt's video is recorded as playable (after its transaction failed
+    /// without saying whether the COMMIT happened).
+    public func isPlayable(_ claim: ClaimedJob) async throws -> Bool {
+        try await client.withConnection(within: timeout) { [logger] connection in
+            let rows = try await connection.query("""
+                SELECT 1 FROM ingestd_jobs WHERE id = \(claim.id) AND token = \(claim.token) AND playable_token = token
+                """, logger: logger)
+            for try await _ in rows { return true }
+            return false
+        }
+    }
+}

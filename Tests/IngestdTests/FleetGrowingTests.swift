@@ -1,0 +1,49 @@
+import Foundation
+import IngestdTesting
+import Testing
+
+/// A video played while it is made, in a fleet (`ingestd worker` on a real PostgreSQL server, a
+/// directory CDN): the row says which attempt's video is playable, and an attempt whose worker
+/// died after it went playable is withdrawn by whichever host rescues its lease.
+@Suite(.serialized, .offTheSharedPool, .enabled(if: PostgresServer.binaries != nil, "PostgreSQL is not installed"))
+struct FleetGrowingTests {
+    /// A worker goes playable; `status --job` says so with the output while the job runs; then
+    /// the worker and its job process are killed (kill -9) on the job's last attempt. A second
+    /// host's rescue fails the job and withdraws the early version: the master goes (a player
+    /// gets a 404), its files with it, and nothing is left of the video in the CDN.
+    @Test func aDeadWorkersShownVideoIsWithdrawnByTheRescue() async throws {
+        let server = try PostgresServer(name: "growing")
+        let base = Paths.scratch("fleet-growing")
+        try? FileManager.default.removeItem(atPath: base)
+        let cdn = "\(base)/cdn", uploads = "\(base)/uploads"
+        for directory in [cdn, uploads] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        try FileManager.default.copyItem(atPath: try await GrowingVideoTests.appUpload(seconds: 20), toPath: "\(uploads)/clip.mp4")
+        let submitted = try Tool.run(Paths.binary, ["submit", "--database", server.url, "--uploads", uploads, "--json", "\(uploads)/clip.mp4"])
+        let id = try #require((try? JSONSerialization.jsonObject(with: Data(submitted.stdout.utf8)) as? [[String: String]])?.first?["id"],
+                              "\(submitted.stderr)")
+        let common = ["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--poll", "0.5", "--jobs", "1", "--max-attempts", "1"]
+        var first: WorkerProcess? = try WorkerProcess(common + ["--lease", "3"], log: "\(base)/first.log")
+        try Daemon.wait(timeout: 120, "the video playable") {
+            (try? String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8))?.contains("t1/") == true
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(cdn)/\(id)/manifest.json"), "playable before it is done")
+        let status = try Tool.run(Paths.binary, ["status", "--database", server.url, "--job", id, "--json"])
+        let answer = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]) ?? [:]
+        #expect(answer["state"] as? String == "running" && answer["playable"] as? Bool == true && answer["output"] as? String == "\(cdn)/\(id)",
+                "\(status.stdout) \(status.stderr)")
+        #expect(try server.sql("SELECT event FROM ingestd_job_events WHERE job_id = '\(id)' AND event = 'playable'") == "playable")
+
+        let worker = try #require(first?.pid)
+        for job in Daemon.children(of: worker) { kill(job, SIGKILL) }
+        kill(worker, SIGKILL)
+        first = nil
+        let second = try WorkerProcess(common + ["--lease", "20"], log: "\(base)/second.log")
+        try Daemon.wait(timeout: 60, "the rescue to fail the job") { (try? server.sql("SELECT state FROM ingestd_jobs")) == "failed" }
+        try Daemon.wait(timeout: 30, "the shown version withdrawn") { !FileManager.default.fileExists(atPath: "\(cdn)/\(id)") }
+        let reason = try server.sql("SELECT reason->>'code' FROM ingestd_jobs")
+        #expect(reason == "lease_expired", "\(reason)")
+        let after = try Tool.run(Paths.binary, ["status", "--database", server.url, "--job", id, "--json"])
+        #expect(!after.stdout.contains("\"playable\""), "a failed job is not playable: \(after.stdout)")
+        _ = second
+    }
+}
