@@ -5,9 +5,10 @@ internal import CFFmpeg
 ///
 /// ``next()`` hands out the clip's normalised video frames (on its own 1/frameRate grid from 0)
 /// and sound (48 kHz stereo planar float, gaps filled, so sample position is time), interleaved
-/// as they come; with `forwardsVideoPackets`, also each compressed video packet (timestamps from
-/// the clip's start, in the stream's time base) for a passed-through top rung. Each packet is
-/// decoded once; the file is closed when the reader goes away.
+/// so that the sound runs ``soundLeadSeconds`` ahead of the video (read by a demuxer of its own,
+/// ``ClipSoundReader``); with `forwardsVideoPackets`, also each compressed video packet
+/// (timestamps from the clip's start, in the stream's time base) for a passed-through top rung.
+/// Each packet is decoded once; the file is closed when the reader goes away.
 final class ClipReader {
     enum Output {
         case video(Frame)
@@ -15,26 +16,27 @@ final class ClipReader {
         case videoPacket(Packet)
     }
 
+    /// How far the sound is read ahead of the video: past the mix's loudness lookahead
+    /// (`loudnorm` holds 3 s), so the first segments' sound is ready when their video is.
+    static let soundLeadSeconds = 3.5
+
     private let plan: TranscodePlan
     private let clip: PlannedClip
     private let input: InputContext
     private let videoStream: Int
-    private let audioStream: Int?
     private let videoDecoder: Decoder
-    private let audioDecoder: Decoder?
     private var videoGraph: FilterGraph?
-    private var audioGraph: FilterGraph?
+    private let sound: ClipSoundReader?
 
     private let packet = Packet()
     private let decoded = Frame()
     private let output = Frame()
     private let videoOffset: Int64
-    private let audioOffset: Int64
     private var lastVideoEnd: Int64 = 0
     /// End of the last frame, counting a frame without a duration as one frame interval.
     private var lastFrameEnd: Int64 = 0
     private let frameTicks: Int64
-    private var lastAudioEnd: Int64 = 0
+    private let soundLead: Int64
     private var atEndOfFile = false
     private var videoDone = false
     private var audioDone: Bool
@@ -61,12 +63,12 @@ final class ClipReader {
         self.forwardsVideoPackets = forwardsVideoPackets
         let input = try InputContext(file: file)
         guard let video = input.bestStream(AVMEDIA_TYPE_VIDEO) else { throw TranscodeError.noVideoStream(path: input.path) }
+        input.readOnly(video)
         videoStream = video
         videoDecoder = try Decoder(input: input, streamIndex: video)
-        let audioIndex = clip.usesSound ? input.bestStream(AVMEDIA_TYPE_AUDIO) : nil
-        audioStream = audioIndex
-        audioDecoder = try audioIndex.map { try Decoder(input: input, streamIndex: $0) }
-        audioDone = audioIndex == nil
+        sound = clip.usesSound ? try ClipSoundReader(clip: clip, file: file, plan: plan) : nil
+        audioDone = sound == nil
+        soundLead = Int64(Self.soundLeadSeconds * Double(plan.audio.sampleRate))
         // Every stream is shifted by the same amount — the presentation start plus the trim start —
         // so both begin at zero at the cut and sync holds; the graphs drop what comes before it.
         let trim = Double(clip.startFrame) / Double(plan.frameRate)
@@ -74,7 +76,6 @@ final class ClipReader {
         videoOffset = av_rescale_q(start, cff_time_base_q(), videoDecoder.timeBase)
         let rate = av_guess_frame_rate(input.format, input.stream(video), nil)
         frameTicks = rate.num > 0 && rate.den > 0 ? max(1, av_rescale_q(1, av_inv_q(rate), videoDecoder.timeBase)) : 1
-        audioOffset = audioDecoder.map { av_rescale_q(start, cff_time_base_q(), $0.timeBase) } ?? 0
         // A clip trimmed at its start is read from the key frame before the cut, not decoded from
         // its beginning.
         if clip.startFrame > 0 { input.seek(toKeyFrameBefore: trim) }
@@ -89,6 +90,16 @@ final class ClipReader {
                 forwarded = nil
                 return .videoPacket(packet)
             }
+            // A trimmed clip ends early; its sound is read on only while it is behind the video.
+            if videoDone, audioDone || samplesOut >= plan.samples(forFrames: framesOut) { return nil }
+            if !audioDone, samplesOut < plan.samples(forFrames: framesOut) + soundLead {
+                if let frame = try sound?.next() {
+                    samplesOut += Int64(frame.sampleCount)
+                    return .audio(frame)
+                }
+                audioDone = true
+                continue
+            }
             if !videoDone, let graph = videoGraph {
                 switch try graph.pull(0, into: output) {
                 case .ready:
@@ -98,20 +109,9 @@ final class ClipReader {
                 case .needsInput: videoDone = atEndOfFile
                 }
             }
-            if !audioDone, let graph = audioGraph {
-                switch try graph.pull(0, into: output) {
-                case .ready:
-                    samplesOut += Int64(output.sampleCount)
-                    return .audio(output)
-                case .endOfStream: audioDone = true
-                case .needsInput: audioDone = atEndOfFile
-                }
-            }
-            // A trimmed clip ends early; read on only while its sound is behind its video.
-            if videoDone, audioDone || samplesOut >= plan.samples(forFrames: framesOut) { return nil }
+            if videoDone { continue }
             if atEndOfFile {
-                if videoGraph == nil { videoDone = true }
-                if audioGraph == nil { audioDone = true }
+                videoDone = true  // no frame ever reached a graph
                 continue
             }
             try readPacket()
@@ -124,24 +124,15 @@ final class ClipReader {
             try videoDecoder.send(nil)
             try receiveVideo()
             if let videoGraph { try videoGraph.close(at: lastVideoEnd) }
-            if let audioDecoder {
-                try audioDecoder.send(nil)
-                try receiveAudio(audioDecoder)
-            }
-            if let audioGraph { try audioGraph.close(at: lastAudioEnd) }
             guard framesDecoded > 0 else {
                 throw TranscodeError.corruptInput(path: path, detail: "no decodable video frames (\(damaged) damaged packets)")
             }
             return
         }
-        if packet.streamIndex == videoStream, !videoDone {
-            if forwardsVideoPackets { forwarded = shiftedCopy(of: packet) }
-            if !(try videoDecoder.send(packet)) { damaged += 1 }
-            try receiveVideo()
-        } else if packet.streamIndex == audioStream, !audioDone, let audioDecoder {
-            if !(try audioDecoder.send(packet)) { damaged += 1 }
-            try receiveAudio(audioDecoder)
-        }
+        guard packet.streamIndex == videoStream, !videoDone else { return }
+        if forwardsVideoPackets { forwarded = shiftedCopy(of: packet) }
+        if !(try videoDecoder.send(packet)) { damaged += 1 }
+        try receiveVideo()
     }
 
     private func shiftedCopy(of packet: Packet) -> Packet {
@@ -169,13 +160,5 @@ final class ClipReader {
     private func makeVideoGraph(like frame: Frame) throws -> FilterGraph {
         try FilterGraph(description: plan.clipVideoFilter(clip),
                         sources: [.video(like: frame, timeBase: videoDecoder.timeBase)], sinks: ["buffersink"])
-    }
-
-    private func receiveAudio(_ decoder: Decoder) throws {
-        let end = try decoder.receiveAudio(into: decoded, offset: audioOffset, damaged: &damaged) { frame in
-            if audioGraph == nil { audioGraph = try FilterGraph.audio(description: plan.clipAudioFilter(clip), firstFrame: frame) }
-            try audioGraph!.push(frame)
-        }
-        if let end { lastAudioEnd = end }
     }
 }

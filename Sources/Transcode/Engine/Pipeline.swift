@@ -172,8 +172,8 @@ final class Pipeline {
     }
 
     private func runLoop() throws -> PipelineResult {
-        for (clip, file) in zip(plan.clips, clipFiles) where !trimmedToLimit {
-            try join(clip, file: file)
+        for (index, (clip, file)) in zip(plan.clips, clipFiles).enumerated() where !trimmedToLimit {
+            try join(clip, file: file, isLast: index == plan.clips.count - 1)
         }
         guard let fanOut else { throw TranscodeError.internalFailure("no video reached the timeline") }
         try fanOut.close(at: Int64(timelineFrames))
@@ -207,12 +207,12 @@ final class Pipeline {
     /// sound is laid from the same instant. Each clip's last frame is held back until the clip
     /// ends, then appended once, twice or not at all, so that the joined length stays within half
     /// a frame of the sum of the clips' decoded lengths however many clips there are.
-    private func join(_ clip: PlannedClip, file: SourceFile) throws {
+    private func join(_ clip: PlannedClip, file: SourceFile, isLast: Bool) throws {
         let reader = try ClipReader(clip: clip, file: file, plan: plan,
                                     forwardsVideoPackets: plan.copiesUploadIntoTopRung)
         var clipFrames = 0
         var held: Frame?
-        try sound?.beginClip(atFrame: timelineFrames, hasSound: clip.usesSound)
+        try sound?.beginClip(atFrame: timelineFrames, hasSound: clip.usesSound, isLast: isLast)
         while let output = try reader.next() {
             if cancellation.isCancelled { throw TranscodeError.cancelled }
             switch output {

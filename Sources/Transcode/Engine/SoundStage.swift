@@ -26,9 +26,10 @@ final class SoundStage {
     /// Seconds of sound encoded.
     var secondsOut: Double { mix.secondsOut }
 
-    /// A clip starts at timeline frame `frame`; `hasSound`: it will deliver its own sound.
-    func beginClip(atFrame frame: Int, hasSound: Bool) throws {
-        try timeline.beginClip(atFrame: frame, hasSound: hasSound)
+    /// A clip starts at timeline frame `frame`; `hasSound`: it will deliver its own sound;
+    /// `isLast`: no clip follows it (its sound may run ahead of its video).
+    func beginClip(atFrame frame: Int, hasSound: Bool, isLast: Bool) throws {
+        try timeline.beginClip(atFrame: frame, hasSound: hasSound, isLast: isLast)
     }
 
     /// The clip's decoded, normalised sound; its video has reached `clipFrames` (`timelineFrames` in all).

@@ -5,8 +5,11 @@ internal import CFFmpeg
 /// This is where joined clips keep sync: each clip's sound is held back until its video has
 /// reached it, then cut or padded with silence to exactly the clip's video length
 /// (`frames × rate / frameRate` samples), so every join lands on the same instant in both
-/// streams. Music follows the timeline too, one fade length behind, so the fade-out can end
-/// exactly where the video ends.
+/// streams. The last clip's sound, which no join follows, goes to the mix as soon as it comes
+/// (its reader runs it ahead of the video), so the mix's loudness lookahead is filled before
+/// the video needs the sound; the mix is encoded only up to the video's end anyway. Music
+/// follows the timeline too, one fade length behind, so the fade-out can end exactly where the
+/// video ends.
 final class SoundTimeline {
     private let plan: TranscodePlan
     private let mix: SoundMix
@@ -17,6 +20,8 @@ final class SoundTimeline {
     private var clipStart: Int64 = 0
     private var clipForwarded: Int64 = 0
     private var clipHasSound = false
+    /// The clip's sound may run ahead of its video (the last clip).
+    private var clipLeads = false
     private var musicPushed: Int64 = 0
 
     init(plan: TranscodePlan, mix: SoundMix, music: MusicTrack?) {
@@ -27,11 +32,13 @@ final class SoundTimeline {
         pending = AudioFIFO(sampleRate: plan.audio.sampleRate, channels: plan.audio.channels)
     }
 
-    /// Starts a clip at timeline frame `frame`; `hasSound`: it will deliver its own sound.
-    func beginClip(atFrame frame: Int, hasSound: Bool) throws {
+    /// Starts a clip at timeline frame `frame`; `hasSound`: it will deliver its own sound;
+    /// `isLast`: no clip follows it, so its sound may run ahead of its video.
+    func beginClip(atFrame frame: Int, hasSound: Bool, isLast: Bool) throws {
         clipStart = plan.samples(forFrames: frame)
         clipForwarded = 0
         clipHasSound = hasSound
+        clipLeads = isLast
         try pending.drop()
     }
 
@@ -44,7 +51,8 @@ final class SoundTimeline {
     /// The clip's video has reached `clipFrames` (and the timeline `timelineFrames`): forward what
     /// is now known to belong to the timeline.
     func advance(clipFrames: Int, timelineFrames: Int) throws {
-        try forwardClipSound(upTo: plan.samples(forFrames: clipFrames), padding: !clipHasSound)
+        let known = clipLeads && clipHasSound ? Int64.max : plan.samples(forFrames: clipFrames)
+        try forwardClipSound(upTo: known, padding: !clipHasSound)
         try feedMusic(upTo: plan.samples(forFrames: timelineFrames) - fadeSamples)
     }
 
@@ -81,15 +89,21 @@ final class SoundTimeline {
         }
         // Every input runs one second of silence past the end before it closes, so no filter sees
         // an input end while another still has samples queued; the encode stops at `total` anyway.
-        let margin = Int64(plan.audio.sampleRate)
-        var position = total
-        while position < total + margin {
-            let silence = try pending.silence(Int(min(4096, total + margin - position)), pts: position)
-            try mix.pushClipSound(silence)
-            try mix.pushMusic(silence)
+        // The clip sound may already run past the end (the last clip's lead): its silence starts there.
+        let end = total + Int64(plan.audio.sampleRate)
+        let clipEnd = max(total, clipStart + clipForwarded)
+        try pad(from: clipEnd, to: end + clipEnd - total, mix.pushClipSound)
+        try pad(from: total, to: end, mix.pushMusic)
+        try mix.closeInputs(at: end + clipEnd - total)
+    }
+
+    private func pad(from start: Int64, to end: Int64, _ push: (Frame) throws -> Void) throws {
+        var position = start
+        while position < end {
+            let silence = try pending.silence(Int(min(4096, end - position)), pts: position)
+            try push(silence)
             position += Int64(silence.sampleCount)
         }
-        try mix.closeInputs(at: total + margin)
     }
 
     private func forwardClipSound(upTo clipSamples: Int64, padding: Bool) throws {

@@ -89,6 +89,12 @@ struct InputContext: ~Copyable {
         return Int(index)
     }
 
+    /// Reads only stream `index` from now on: the demuxer drops every other stream's packets
+    /// (MP4 and MOV skip their bytes without reading them).
+    func readOnly(_ index: Int) {
+        for other in 0..<streamCount where other != index { stream(other).pointee.discard = AVDISCARD_ALL }
+    }
+
     /// Start of the presentation in `AV_TIME_BASE` units (the earliest stream start), 0 when unknown.
     var startTime: Int64 {
         let start = format.pointee.start_time
