@@ -9,6 +9,7 @@ of both daemons (job processes included).
 
 Prints a table and writes OUT_DIR/playable.tsv (kind, mode, queue, measure, p50, p95, max).
 """
+import json
 import os
 import resource
 import shutil
@@ -47,7 +48,9 @@ def video_dir(cdn, name):
 
 def run(binary, uploads, hold, queue):
     """Starts a daemon, drops `uploads` (one at a time, or all at once with `queue`), and returns
-    [(kind, seconds, to_playable, to_whole)] and the CPU seconds it used, job processes included."""
+    [(kind, seconds, to_playable, to_whole, stages)] and the CPU seconds it used, job processes
+    included. `stages`: the daemon's own split of the time to playable (its `playable` event), and
+    `detect`, the rest (the rename noticed, and this script's 5 ms polling)."""
     base = tempfile.mkdtemp(prefix="bench-playable-")
     spool, cdn = os.path.join(base, "spool"), os.path.join(base, "cdn")
     os.makedirs(os.path.join(spool, "incoming"))
@@ -69,7 +72,13 @@ def run(binary, uploads, hold, queue):
             if not queue:
                 wait(cdn, pending)
         wait(cdn, pending)
-        results = [(kind, seconds, playable - arrived, whole - arrived) for kind, seconds, _, arrived, playable, whole in pending]
+        time.sleep(0.2)
+        split = stages(os.path.join(spool, "events.ndjson"))
+        for kind, seconds, name, arrived, playable, whole in pending:
+            own = split.get(name)
+            if own is not None:
+                own["detect"] = round(playable - arrived - sum(own.values()), 3)
+            results.append((kind, seconds, playable - arrived, whole - arrived, own))
     finally:
         daemon.terminate()
         daemon.wait()
@@ -77,6 +86,20 @@ def run(binary, uploads, hold, queue):
         shutil.rmtree(base, ignore_errors=True)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return results, cpu
+
+
+STAGES = ["detect", "toJobProcess", "probe", "firstSegments", "show"]
+
+
+def stages(events):
+    """Each upload's stages before playable, by its name (`u0`), from the daemon's events."""
+    split = {}
+    with open(events) as f:
+        for line in f:
+            event = json.loads(line)
+            if event.get("event") == "playable" and "stages" in event:
+                split[event["id"].rsplit("-", 1)[0]] = dict(event["stages"])
+    return split
 
 
 def wait(cdn, pending, timeout=600):
@@ -114,6 +137,7 @@ def main():
     files = {(k, s): generate(os.path.join(media, f"{k}_{s}s.mp4"), k, s) for k, s in kinds}
     rows = []
     cpu = {}
+    split = {}
     for hold in (False, True):
         mode = "hold" if hold else "growing"
         samples = {}
@@ -123,11 +147,13 @@ def main():
             results, used = run(binary, uploads, hold, queue=False)
             total_cpu += used
             videos += len(results)
-            for kind, seconds, playable, whole in results:
+            for kind, seconds, playable, whole, own in results:
                 samples.setdefault((f"{kind} {seconds}s", "alone"), []).append((playable, whole))
+                if own:
+                    split.setdefault(f"{kind} {seconds}s", []).append(own)
         # A queue: the four kinds dropped at once (each waits for the one before it: one job at a time).
         results, used = run(binary, [(k, s, files[(k, s)]) for k, s in kinds], hold, queue=True)
-        for kind, seconds, playable, whole in results:
+        for kind, seconds, playable, whole, _ in results:
             samples.setdefault((f"{kind} {seconds}s", "queued"), []).append((playable, whole))
         cpu[mode] = total_cpu / videos
         for (case, queue), values in sorted(samples.items()):
@@ -139,11 +165,18 @@ def main():
             f.write("\t".join(str(x) for x in row) + "\n")
         f.write(f"cpu per video s\tgrowing\t\t\t{cpu['growing']:.3f}\n")
         f.write(f"cpu per video s\thold\t\t\t{cpu['hold']:.3f}\n")
+        for case, owns in sorted(split.items()):
+            for stage in STAGES:
+                f.write(f"{case}\tgrowing\talone\tstage {stage} s\t{percentile([o.get(stage, 0) for o in owns], 0.5):.3f}\n")
     print(f"{'upload':<12} {'mode':<8} {'queue':<7} {'measure':<18} {'p50':>6} {'p95':>6} {'max':>6}")
     for case, mode, queue, measure, p50, p95, top in rows:
         print(f"{case:<12} {mode:<8} {queue:<7} {measure:<18} {p50:6.2f} {p95:6.2f} {top:6.2f}")
     print(f"CPU per video: growing {cpu['growing']:.2f} s, hold {cpu['hold']:.2f} s "
           f"(x{cpu['growing'] / cpu['hold']:.3f})")
+    print("\nTime to playable by stage (growing, one at a time), p50 s:")
+    print(f"{'upload':<12} " + " ".join(f"{s:>13}" for s in STAGES))
+    for case, owns in sorted(split.items()):
+        print(f"{case:<12} " + " ".join(f"{percentile([o.get(s, 0) for o in owns], 0.5):13.3f}" for s in STAGES))
 
 
 if __name__ == "__main__":

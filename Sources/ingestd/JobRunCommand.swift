@@ -37,6 +37,7 @@ struct JobRunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let started = Date()
         // Own process group: a Ctrl-C aimed at the daemon's terminal must not cut the job short;
         // the daemon decides when its jobs stop.
         setpgid(0, 0)
@@ -73,9 +74,11 @@ struct JobRunCommand: AsyncParsableCommand {
             let signals = SignalTrap(cancelling: work)
             let progressPath = request.progressPath
             var last = ContinuousClock.now - .seconds(10)
+            var plannedAt: Date?
             for await event in events {
+                if case .planned = event { plannedAt = Date() }
                 if case .playable(let seconds) = event, let path = request.playablePath {
-                    try? JSONFile.write(JobPlayable(seconds: seconds, at: Date()), to: path)
+                    try? JSONFile.write(JobPlayable(seconds: seconds, at: Date(), startedAt: started, plannedAt: plannedAt), to: path)
                 }
                 guard case .progress(let p) = event, ContinuousClock.now - last >= .seconds(1) else { continue }
                 last = ContinuousClock.now

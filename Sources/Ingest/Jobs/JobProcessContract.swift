@@ -70,11 +70,43 @@ public struct JobProgress: Codable, Sendable {
 public struct JobPlayable: Codable, Sendable, Equatable {
     /// Seconds of video every rung lists.
     public var seconds: Double
+    /// When the ladder could be played.
     public var at: Date
+    /// When the job process started, and when it had probed its input and planned the job: the
+    /// stages before the first segments (nil from a process that did not say).
+    public var startedAt: Date?
+    public var plannedAt: Date?
 
-    public init(seconds: Double, at: Date) {
+    public init(seconds: Double, at: Date, startedAt: Date? = nil, plannedAt: Date? = nil) {
         self.seconds = seconds
         self.at = at
+        self.startedAt = startedAt
+        self.plannedAt = plannedAt
+    }
+
+    /// The report as far as the worker believes it: the job process decodes hostile input and
+    /// may lie. Its instants are kept within `since` (the process's start) and `now`, in order;
+    /// its seconds within 0 and a day.
+    public func bounded(since: Date, now: Date = Date()) -> JobPlayable {
+        func clamp(_ date: Date, from earliest: Date) -> Date { min(max(date, earliest), now) }
+        let started = startedAt.map { clamp($0, from: since) }
+        let planned = plannedAt.map { clamp($0, from: started ?? since) }
+        return JobPlayable(seconds: seconds.isFinite ? min(max(seconds, 0), 86_400) : 0, at: clamp(at, from: planned ?? started ?? since),
+                           startedAt: started, plannedAt: planned)
+    }
+
+    /// Seconds spent in each stage before the video could be shown, from `received` (the upload's
+    /// arrival as the store saw it) to `shown`: to the job process's start (claim, input checks,
+    /// the process and its sandbox), the probe and plan, the first segments of every rung (the
+    /// encoders opened, the gate), and the show (noticed, fenced, pointed). Milliseconds.
+    public func stages(received: Date, shown: Date) -> [String: Double] {
+        func seconds(_ from: Date?, _ to: Date?) -> Double? { from.flatMap { from in to.map { (($0.timeIntervalSince(from)) * 1000).rounded() / 1000 } } }
+        var stages: [String: Double] = [:]
+        stages["toJobProcess"] = seconds(received, startedAt)
+        stages["probe"] = seconds(startedAt, plannedAt)
+        stages["firstSegments"] = seconds(plannedAt ?? startedAt, at)
+        stages["show"] = seconds(at, shown)
+        return stages
     }
 }
 

@@ -62,6 +62,7 @@ public struct JobRunner: Sendable {
                                  publishedVersion: publishedVersion)
         request.playablePath = playable == nil ? nil : playablePath
         let process: Process
+        let spawned = Date()
         do {
             process = try start(request)
         } catch {
@@ -69,7 +70,7 @@ public struct JobRunner: Sendable {
         }
         let ending = await wait(for: process, stop: stop, playable: playable.map { playable in {
             guard let reported = JSONFile.read(JobPlayable.self, from: playablePath) else { return false }
-            await playable(reported)
+            await playable(reported.bounded(since: spawned))
             return true
         } })
         return outcome(of: process, ending, result: JSONFile.read(JobResult.self, from: resultPath), input: input)

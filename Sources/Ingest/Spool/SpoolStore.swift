@@ -128,7 +128,8 @@ public final class SpoolStore: JobStore {
             throw error
         }
         events.append("playable", job.id, ["output": output.published, "listedSeconds": report.seconds,
-                                           "playableAfterSeconds": (after * 1000).rounded() / 1000])
+                                           "playableAfterSeconds": (after * 1000).rounded() / 1000,
+                                           "stages": report.stages(received: record.receivedAt, shown: Date())])
         try? JSONFile.write(report, to: Self.playableRecord(layout, job.id))  // for `status --job`, until the attempt ends
         return true
     }
