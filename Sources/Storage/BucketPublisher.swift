@@ -145,6 +145,8 @@ public struct ObjectHeaders: Sendable, Equatable {
 
     public static let immutable = "public, max-age=31536000, immutable"
     public static let short = "public, max-age=60"
+    /// A playlist (or master) that still grows: revalidated on every request.
+    public static let growing = "no-cache"
 
     public init(name: String) {
         let ext = (name as NSString).pathExtension.lowercased()

@@ -41,8 +41,39 @@ public struct BucketStorage: RemoteStorage {
         return RemotePointer(version: version.description, etag: etag, presetHash: try await publisher.presetHash(of: version))
     }
 
-    public func point(_ output: String, at version: String) async throws {
-        try await BucketPublisher(client: client).switchPointer(try Self.prefix(output), to: try Self.prefix(version), condition: .ifAbsent)
+    public func show(_ output: String, version: String) async throws -> Bool {
+        let (output, version, publisher) = (try Self.prefix(output), try Self.prefix(version), BucketPublisher(client: client))
+        for _ in 0..<3 {  // a pointer changed between the read and the write is read again
+            do {
+                guard let (pointer, etag) = try await publisher.pointer(output) else {
+                    try await publisher.switchPointer(output, to: version, condition: .ifAbsent)
+                    return true
+                }
+                if pointer.version == version.name { return true }
+                if try await client.head(output.appending(pointer.version).appending("manifest.json")) != nil { return false }
+                if let shown = AttemptOutput.token(ofVersion: pointer.version), let own = AttemptOutput.token(ofVersion: version.name),
+                   shown > own { return false }
+                try await publisher.switchPointer(output, to: version, condition: .ifMatch(etag))
+                return true
+            } catch is PointerMoved {
+                continue
+            }
+        }
+        return false
+    }
+
+    public func withdraw(_ output: String, version: String) async throws {
+        let (output, version, publisher) = (try Self.prefix(output), try Self.prefix(version), BucketPublisher(client: client))
+        if let (pointer, _) = try await publisher.pointer(output), pointer.version == version.name {
+            try await client.delete(output.appending(BucketPublisher.pointerName))
+        }
+        for object in try await client.list(version) where object.key.hasPrefix(version.key + "/") && object.key.hasSuffix(".m3u8") {
+            try await client.delete(try S3Location(bucket: version.bucket, key: object.key))
+        }
+    }
+
+    public func mirror(_ directory: String, to version: String) throws -> any RemoteMirror {
+        BucketMirror(client: client, directory: directory, version: try Self.prefix(version))
     }
 
     public func publish(_ directory: String, to output: String, replacing current: RemotePointer?) async throws -> String {

@@ -44,7 +44,9 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
     /// `publicURL`: the CDN's base URL in front of `cdn` (completed jobs give URLs under it).
     static func read(id: String, uploads: UploadDirectory, cdn: String?, publicURL: String?) -> JobStatusReport? {
         if let job = SpoolStore.job(id, layout: uploads.layout, cdn: cdn) {
-            return JobStatusReport(job) { path in publicURL.map { "\($0)/\(id)/\(path)" } ?? "\(id)/\(path)" }
+            // A growing bucket version plays from its own prefix (`<id>/t<token>`), the rest from `<id>`.
+            let base = job.output.flatMap { output in cdn.flatMap { output.hasPrefix($0 + "/") ? String(output.dropFirst($0.count + 1)) : nil } } ?? id
+            return JobStatusReport(job) { path in publicURL.map { "\($0)/\(base)/\(path)" } ?? "\(base)/\(path)" }
         }
         guard let set = uploads.set(id), !set.terminated else { return nil }
         if uploads.isEnqueued(id) { return JobStatusReport(id: id, state: .queued) }  // between the rename and the spool's next look

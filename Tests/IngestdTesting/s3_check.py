@@ -65,8 +65,86 @@ def main(command, *args):
             return [key, upload]
         with ThreadPoolExecutor(8) as pool:
             print(json.dumps(list(pool.map(start, args[1:]))))
+    elif command == "read-growing":
+        print(json.dumps(read_growing(s3, args[0], args[1], float(args[2]))))
     else:
         sys.exit(f"unknown command {command}")
+
+
+def read_growing(s3, bucket, prefix, timeout):
+    """A reader of a video growing in a bucket (#41), polling as fast as it can until the video is
+    done: `<prefix>/current.json` names the version; every version of every media playlist seen
+    must extend the one before, and every object it names must be there, whole (the bytes it has
+    at the end); growing playlists must be `no-cache` and media immutable."""
+    import hashlib
+    import time
+    deadline = time.monotonic() + timeout
+    report = {"problems": [], "playlist_versions": 0, "growing_seen": 0, "objects_checked": 0,
+              "playlist_cache": [], "media_cache": []}
+
+    def get(key):
+        try:
+            answer = s3.get_object(Bucket=bucket, Key=key)
+        except botocore.exceptions.ClientError as error:
+            if error.response["ResponseMetadata"]["HTTPStatusCode"] == 404:
+                return None, None
+            raise
+        return answer["Body"].read(), answer.get("CacheControl")
+
+    version = None
+    while version is None:
+        if time.monotonic() > deadline:
+            report["problems"].append("no current.json")
+            return report
+        body, _ = get(f"{prefix}/current.json")
+        version = json.loads(body)["version"] if body else None
+    report["version"] = version
+    base = f"{prefix}/{version}"
+    report["manifest_at_show"] = get(f"{base}/manifest.json")[0] is not None
+    seen, digests = {}, {}
+    while time.monotonic() < deadline:
+        done = get(f"{base}/manifest.json")[0] is not None
+        master, _ = get(f"{base}/master.m3u8")
+        if master is None:
+            report["problems"].append("current.json names a version without a master")
+            break
+        for variant in [l for l in master.decode().splitlines() if l and not l.startswith("#")]:
+            text, cache = get(f"{base}/{variant}")
+            if text is None:
+                report["problems"].append(f"the master names {variant}, which is not there")
+                continue
+            text = text.decode()
+            previous = seen.get(variant)
+            if previous == text:
+                continue
+            if previous is not None and not text.startswith(previous):
+                report["problems"].append(f"{variant}: a version that does not extend the one before")
+            seen[variant] = text
+            report["playlist_versions"] += 1
+            if "#EXT-X-ENDLIST" not in text:
+                report["growing_seen"] += 1
+                report["playlist_cache"] = sorted(set(report["playlist_cache"]) | {cache or ""})
+            directory = variant.rsplit("/", 1)[0]
+            names = [l for l in text.splitlines() if l and not l.startswith("#")]
+            names += [l.split('URI="', 1)[1].split('"', 1)[0] for l in text.splitlines() if 'URI="' in l]
+            for name in names:
+                key = f"{base}/{directory}/{name}"
+                if key in digests:
+                    continue
+                data, media_cache = get(key)
+                if data is None:
+                    report["problems"].append(f"{variant} names {name}, which is not there")
+                    continue
+                digests[key] = hashlib.sha256(data).hexdigest()
+                report["objects_checked"] += 1
+                report["media_cache"] = sorted(set(report["media_cache"]) | {media_cache or ""})
+        if done:
+            break
+    for key, digest in digests.items():
+        data, _ = get(key)
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            report["problems"].append(f"{key} changed after a playlist named it")
+    return report
 
 
 if __name__ == "__main__":

@@ -30,6 +30,10 @@ public struct AttemptOutput: Sendable {
     public let isBucket: Bool
     /// The job process writes its version in place and the video is played while it grows.
     public let growing: Bool
+    /// A bucket's version played while it grows: the job process writes its output in place in
+    /// the job's scratch, and the worker mirrors it into the version prefix as it lands
+    /// (``RemoteMirror``).
+    public let growsInBucket: Bool
     private let cdn: String
     /// The directory the job process staged in, once it is done (a bucket's: the local copy it uploaded).
     public private(set) var staging: String?
@@ -53,6 +57,7 @@ public struct AttemptOutput: Sendable {
         self.cdn = cdn
         isBucket = RemotePath.isRemote(cdn)
         self.growing = growing && !isBucket
+        growsInBucket = growing && isBucket
         published = "\(cdn)/\(id)"
         destination = isBucket || self.growing ? "\(cdn)/\(id)/\(Self.version(token: token))" : "\(cdn)/\(id)"
     }
@@ -159,15 +164,19 @@ public struct AttemptOutput: Sendable {
     /// is published already or a newer attempt's is shown; called by the store under the job's
     /// fence. Returns whether it is shown.
     public func showGrowing() throws -> Bool {
-        guard growing else { return false }
+        guard growing else { return growsInBucket }  // a bucket's version is named by the store's record alone
         return try GrowingVersion(root: published, token: token).show()
     }
+
+    /// Where a growing video plays, relative to the CDN: `<id>/master.m3u8` (the pointer), or in
+    /// a bucket the version's own master, `<id>/t<token>/master.m3u8`.
+    public var growingMaster: String { isBucket ? "\(id)/\(version)/master.m3u8" : "\(id)/master.m3u8" }
 
     /// The `upload.playable` webhook of a growing attempt that is shown (`afterSeconds`: since
     /// the upload came); nil when webhooks are off.
     public func playableWebhook(_ report: JobPlayable, afterSeconds: Double?) -> OutboxEvent? {
         guard let now = webhookClock?.now() else { return nil }
-        return UploadEvent.playable(job: id, uploadID: uploadID, listedSeconds: report.seconds,
+        return UploadEvent.playable(job: id, uploadID: uploadID, master: growingMaster, listedSeconds: report.seconds,
                                     afterSeconds: afterSeconds.map { ($0 * 1000).rounded() / 1000 }, at: now)
     }
 

@@ -20,7 +20,10 @@ extension JobWorker {
         // The scratch lives until the end is recorded: a bucket publish reads its manifest there.
         let (end, scratch) = await attempt(job, output: &output, lease: lease, log: log)
         let seconds = (ContinuousClock.now - started).seconds
-        if case .published = end, !lease.value {} else { output.discardStaging() }
+        if case .published = end, !lease.value {} else {
+            output.discardStaging()
+            if output.growsInBucket { try? await configuration.storage?.withdraw(output.published, version: output.destination) }
+        }
         if lease.value {
             await store.abandon(job)
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)

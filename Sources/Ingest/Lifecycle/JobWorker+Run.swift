@@ -15,14 +15,26 @@ extension JobWorker {
         let writeTo = output.isBucket ? "\(prepared.directory)/out" : output.destination
         // A growing version's job process may write only in `CDN/<id>` (its sandbox): made here.
         if output.growing { try? FileManager.default.createDirectory(atPath: output.published, withIntermediateDirectories: false) }
+        // A bucket's growing version is mirrored while the job process writes it.
+        let mirror = output.growsInBucket ? try? configuration.storage?.mirror(writeTo, to: output.destination) : nil
+        let mirroring = mirror.map { mirror in
+            Task {
+                while !Task.isCancelled {
+                    try? await mirror.sync(master: false)  // the next round, or the end's upload, sends what failed
+                    try? await SteadyTimer.sleep(for: .milliseconds(200))
+                }
+            }
+        }
         let outcome = await prepared.runner.run(input: prepared.input, output: writeTo, jobDirectory: prepared.directory,
-                                                stageOnly: true, attempt: job.token, playable: showing(job, output, log: log)) {
+                                                stageOnly: true, attempt: job.token, playable: showing(job, output, mirror: mirror, log: log)) {
             stop.value || lease.value
         }
+        mirroring?.cancel()
+        await mirroring?.value  // its last round ends before the end's upload begins
         switch outcome {
         case .published(let result):
             output.staged(at: result.staging)
-            if output.isBucket, let early = await upload(job, output: output, lease: lease, log: log) { return early }
+            if output.isBucket, let early = await upload(job, output: output, mirror: mirror, lease: lease, log: log) { return early }
             return .published(result)
         case .rejected(let code, let message): return .rejected(Reason(code: code, message: message, attempts: job.attempt))
         case .retryable(let code, let message): return await retryable(job, code: code, message: message)
@@ -31,15 +43,17 @@ extension JobWorker {
     }
 
     /// For a growing output: what shows the video once its ladder can be played (under the
-    /// store's fence; a store that cannot, or an attempt that lost the job, shows nothing).
-    private nonisolated func showing(_ job: ClaimedJob, _ output: AttemptOutput,
+    /// store's fence; a store that cannot, or an attempt that lost the job, shows nothing). A
+    /// bucket's version gets its master first, after everything it names (`mirror`).
+    private nonisolated func showing(_ job: ClaimedJob, _ output: AttemptOutput, mirror: (any RemoteMirror)?,
                                      log: Logger) -> (@Sendable (JobPlayable) async -> Void)? {
-        guard output.growing else { return nil }
+        guard output.growing || (output.growsInBucket && mirror != nil) else { return nil }
         let store = store
         return { report in
             do {
+                try await mirror?.sync(master: true)
                 if try await store.playable(job, output: output, report) {
-                    log.info("playable", metadata: ["output": "\(output.published)/master.m3u8", "listed": "\(report.seconds)"])
+                    log.info("playable", metadata: ["output": "\(output.growingMaster)", "listed": "\(report.seconds)"])
                 }
             } catch {
                 log.warning("cannot show the growing video", metadata: ["error": "\(error)"])
@@ -61,7 +75,8 @@ extension JobWorker {
     /// Uploads the staged output under this attempt's own version prefix while it holds the
     /// lease; nothing names the prefix until the store records the end (the sweeper takes it
     /// otherwise). Nil once uploaded; otherwise how the attempt ends.
-    private nonisolated func upload(_ job: ClaimedJob, output: AttemptOutput, lease: StopFlag, log: Logger) async -> JobEnd? {
+    private nonisolated func upload(_ job: ClaimedJob, output: AttemptOutput, mirror: (any RemoteMirror)?, lease: StopFlag,
+                                    log: Logger) async -> JobEnd? {
         guard let staging = output.staging else {
             return configuration.retry.end(attempt: job.attempt, Reason(code: "internal", message: "the job process left no output to upload", attempts: job.attempt))
         }
@@ -69,7 +84,8 @@ extension JobWorker {
         let stop = stopFlag
         do {
             // A lost lease stops the upload: nothing more is sent for an attempt that can never be named.
-            let sent = try await storage.upload(staging, to: output.destination) { !stop.value && !lease.value }
+            let sent = if let mirror { try await mirror.finish() }  // the rest of a growing version
+                else { try await storage.upload(staging, to: output.destination) { !stop.value && !lease.value } }
             log.info("uploaded", metadata: ["to": "\(output.destination)", "objects": "\(sent.objects)", "bytes": "\(sent.bytes)"])
             return nil
         } catch {

@@ -20,13 +20,33 @@ public protocol RemoteStorage: Sendable {
     func refusesObject(_ error: any Error) -> Bool
     /// What `output`'s pointer (`output/current.json`) names now; nil when nothing is published there.
     func pointer(of output: String) async throws -> RemotePointer?
-    /// Creates `output`'s pointer, naming `version` (a prefix below it, already uploaded); throws
-    /// ``PointerMoved`` when `output` has one already.
-    func point(_ output: String, at version: String) async throws
+    /// Makes `output`'s pointer (`output/current.json`) name `version` (a prefix below it whose
+    /// master is uploaded): creates it, or replaces one naming an earlier attempt's version that
+    /// was never finished (no manifest: it died while its video grew). False, with the pointer
+    /// left as it is, when it names a finished version (an earlier attempt published it) or a
+    /// newer attempt's.
+    func show(_ output: String, version: String) async throws -> Bool
+    /// Takes a growing `version` out of view: `output`'s pointer goes if it names it, and so do
+    /// the version's playlists (a player's next reload gets a 404; the sweeper takes the rest).
+    func withdraw(_ output: String, version: String) async throws
+    /// A copy of the growing output `directory` (its job process writes it in place) into the
+    /// version prefix `version`, kept while it grows.
+    func mirror(_ directory: String, to version: String) throws -> any RemoteMirror
     /// Uploads `directory` under a new version prefix of `output` and switches the pointer to it,
     /// only if the pointer is still `current` (created only if absent when nil); throws
     /// ``PointerMoved`` when another writer changed it meanwhile. Returns the version prefix.
     func publish(_ directory: String, to output: String, replacing current: RemotePointer?) async throws -> String
+}
+
+/// A growing output directory's copy in a bucket (``RemoteStorage/mirror(_:to:)``).
+public protocol RemoteMirror: Sendable {
+    /// Sends what is new: every file a media playlist names that was not sent yet, then each
+    /// playlist whose text changed (as read before the files were sent, so none names an object
+    /// not there yet); with `master`, the version's master last.
+    func sync(master: Bool) async throws
+    /// Sends the rest once the job process is done: media and images, the ended playlists, then
+    /// the master and the manifest, last. Returns the objects and bytes of the whole version.
+    func finish() async throws -> (objects: Int, bytes: Int64)
 }
 
 /// An output's pointer as read: the version it names and the ETag a replacement must match.

@@ -35,11 +35,12 @@ public enum UploadEvent {
         return OutboxEvent(type: "upload.published", job: job, data: data, at: now)
     }
 
-    /// `upload.playable`: the video can be played at `CDN/<job>/master.m3u8` while it is still
-    /// being made (`upload.published` follows); `playableAfterSeconds` from its arrival.
-    public static func playable(job: String, uploadID: String?, listedSeconds: Double, afterSeconds: Double?,
+    /// `upload.playable`: the video can be played at `master` (relative to the CDN:
+    /// `<job>/master.m3u8`, in a bucket the version's) while it is still being made
+    /// (`upload.published` follows); `playableAfterSeconds` from its arrival.
+    public static func playable(job: String, uploadID: String?, master: String, listedSeconds: Double, afterSeconds: Double?,
                                 at now: Date = Date()) -> OutboxEvent {
-        var data: [String: any Sendable] = ["id": job, "master": "\(job)/master.m3u8", "listedSeconds": listedSeconds]
+        var data: [String: any Sendable] = ["id": job, "master": master, "listedSeconds": listedSeconds]
         if let uploadID { data["uploadId"] = uploadID }
         if let afterSeconds { data["playableAfterSeconds"] = afterSeconds }
         return OutboxEvent(type: "upload.playable", job: job, data: data, at: now)

@@ -30,8 +30,6 @@ public enum JSONFile {
     /// this type's JSON).
     public static func load<T: Decodable>(_ type: T.Type, from path: String) throws -> T {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(T.self, from: data)
+        return try JSONDecoder.ingestd.decode(T.self, from: data)
     }
 }

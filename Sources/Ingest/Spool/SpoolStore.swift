@@ -117,38 +117,45 @@ public final class SpoolStore: JobStore {
     /// Shows a growing attempt's video while this process holds the job and its token is the
     /// latest; the event (`playable`, with `playableAfterSeconds` from the upload's arrival) and
     /// the `upload.playable` webhook follow.
+    /// In a bucket, `CDN/<id>/current.json` names the version from then on (``RemoteStorage/show(_:version:)``).
     public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool {
-        guard let record = try holds(job), try output.showGrowing() else { return false }
+        guard let record = try holds(job) else { return false }
+        let shown = if output.isBucket { try await storage?.show(output.published, version: output.destination) ?? false }
+            else { try output.showGrowing() }
+        guard shown else { return false }
         let after = report.at.timeIntervalSince(record.receivedAt)
         do {
             // Its webhook, as every other, is recorded, or the video is not shown (at least once).
             try output.playableWebhook(report, afterSeconds: after).map { try outbox?.record($0) }
         } catch {
-            try? output.withdraw()
+            if output.isBucket { try? await storage?.withdraw(output.published, version: output.destination) } else { try? output.withdraw() }
             throw error
         }
-        events.append("playable", job.id, ["output": output.published, "listedSeconds": report.seconds,
+        events.append("playable", job.id, ["output": output.recorded, "listedSeconds": report.seconds,
                                            "playableAfterSeconds": (after * 1000).rounded() / 1000,
                                            "stages": report.stages(received: record.receivedAt, shown: Date())])
-        try? JSONFile.write(report, to: Self.playableRecord(layout, job.id))  // for `status --job`, until the attempt ends
+        // For `status --job`, until the attempt ends.
+        try? JSONFile.write(ShownVideo(output: output.recorded), to: Self.playableRecord(layout, job.id))
         return true
+    }
+
+    /// What `work/<id>/shown.json` says: where the running attempt's video plays.
+    struct ShownVideo: Codable {
+        /// `CDN/<id>`, or in a bucket the version prefix.
+        var output: String
     }
 
     /// `work/<id>/shown.json`: the running attempt's video is shown (``playable(_:output:_:)``).
     static func playableRecord(_ layout: SpoolLayout, _ id: String) -> String { "\(layout.job(id))/shown.json" }
 
-    /// Creates the job's pointer `CDN/<id>/current.json` (`If-None-Match: *`) naming this
-    /// attempt's version prefix, uploaded while it held the job. One that exists already was
-    /// created by an earlier attempt that died before the job was filed: it stands, and is what
-    /// is published. Returns the version the pointer names.
+    /// Makes the job's pointer `CDN/<id>/current.json` name this attempt's version prefix,
+    /// uploaded while it held the job (already so when its video grew in view). One naming a
+    /// finished version was written by an earlier attempt that died before the job was filed: it
+    /// stands, and is what is published. Returns the version the pointer names.
     private func point(_ output: AttemptOutput) async throws -> String {
         guard let storage else { throw IngestError.cannotWrite(path: cdn, reason: "a bucket CDN, and no object storage configured") }
-        do {
-            try await storage.point(output.published, at: output.destination)
-            return output.destination
-        } catch is PointerMoved {
-            return try await storage.pointer(of: output.published)?.version ?? output.destination
-        }
+        if try await storage.show(output.published, version: output.destination) { return output.destination }
+        return try await storage.pointer(of: output.published)?.version ?? output.destination
     }
 
     public func abandon(_ job: ClaimedJob) async {
@@ -213,7 +220,7 @@ public final class SpoolStore: JobStore {
         // Played while it is made: its master is in view already, where the finished video's will be.
         if FileManager.default.fileExists(atPath: playableRecord(layout, id)) {
             running.playable = true
-            running.output = cdn.map { "\($0)/\(id)" }
+            running.output = JSONFile.read(ShownVideo.self, from: playableRecord(layout, id))?.output ?? cdn.map { "\($0)/\(id)" }
         }
         return running
     }
