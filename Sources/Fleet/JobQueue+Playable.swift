@@ -10,18 +10,20 @@ extension JobQueue {
 
     /// Shows an attempt's growing output under its fence: in one transaction, the job row is
     /// locked and checked to still belong to this attempt and marked playable at `output`, the
-    /// `upload.playable` webhook (`event`, given the seconds since the job was queued) is
+    /// `upload.playable` webhook (`event`, given the seconds since the job was queued and the
+    /// database's time, which it is stamped with) is
     /// recorded, and `show` runs last (the pointer's rename). A stale attempt gets
     /// ``FenceLost`` and `show` never runs; `show` answering false rolls it all back
     /// (``NotShown``).
-    public func playable(_ claim: ClaimedJob, output: String, event: @escaping @Sendable (_ afterSeconds: Double) -> OutboxEvent?,
+    public func playable(_ claim: ClaimedJob, output: String,
+                         event: @escaping @Sendable (_ afterSeconds: Double, _ at: Date) -> OutboxEvent?,
                          show: @escaping @Sendable () throws -> Bool) async throws {
         try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
             let rows = try await connection.execute(QueueStatements.Playable(output: output, id: claim.id, token: claim.token), logger: logger)
-            var after: Double?
-            for try await seconds in rows { after = seconds }
-            guard let after else { throw FenceLost(id: claim.id, token: claim.token) }
-            if let event = event(after) { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
+            var shown: (after: Double, at: Double)?
+            for try await row in rows { shown = row }
+            guard let shown else { throw FenceLost(id: claim.id, token: claim.token) }
+            if let event = event(shown.after, Date(timeIntervalSince1970: shown.at)) { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
             guard try show() else { throw NotShown() }
         }
     }

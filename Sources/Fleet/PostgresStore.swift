@@ -139,7 +139,7 @@ public struct PostgresStore: JobStore {
     public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool {
         do {
             try await described {
-                try await queue.playable(job, output: output.recorded) { output.playableWebhook(report, afterSeconds: $0) }
+                try await queue.playable(job, output: output.recorded) { output.playableWebhook(report, afterSeconds: $0, at: $1) }
                     show: { try output.showGrowing() }
             }
             return true

@@ -103,15 +103,15 @@ enum QueueStatements {
             WITH shown AS (
                 UPDATE ingestd_jobs SET playable_token = token, playable_at = now(), output = $1::text, updated_at = now()
                  WHERE id = $2::text AND token = $3::bigint AND state = 'running'
-                RETURNING id, attempts, extract(epoch FROM now() - created_at)::float8 AS after
+                RETURNING id, attempts, extract(epoch FROM now() - created_at)::float8 AS after, extract(epoch FROM now())::float8 AS at
             ), logged AS (
                 INSERT INTO ingestd_job_events (job_id, event, data)
                 SELECT id, 'playable', jsonb_build_object('output', $1::text, 'attempt', attempts,
                                                           'playableAfterSeconds', round(after::numeric, 3)) FROM shown
             )
-            SELECT after FROM shown
+            SELECT after, at FROM shown
             """
-        typealias Row = Double
+        typealias Row = (Double, Double)
         var output: String
         var id: String
         var token: Int64
@@ -124,6 +124,6 @@ enum QueueStatements {
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> Double { try row.decode(Double.self) }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 }

@@ -15,6 +15,9 @@ actor BucketMirror: RemoteMirror {
     private let client: S3Client
     private let directory: String
     private let version: S3Location
+    /// Asked before each object: once it says no (the attempt lost its lease), nothing more is
+    /// sent and ``IngestError/cancelled`` is thrown.
+    private let stillWanted: @Sendable () -> Bool
     /// Media objects sent (paths below `directory`).
     private var sent: Set<String> = []
     /// Each playlist's text as last sent.
@@ -23,10 +26,11 @@ actor BucketMirror: RemoteMirror {
     /// The sync under way (or the last one): each waits for the one before it.
     private var tail: Task<Void, Never>?
 
-    init(client: S3Client, directory: String, version: S3Location) {
+    init(client: S3Client, directory: String, version: S3Location, while stillWanted: @escaping @Sendable () -> Bool) {
         self.client = client
         self.directory = directory
         self.version = version
+        self.stillWanted = stillWanted
     }
 
     func sync(master: Bool) async throws {
@@ -84,8 +88,9 @@ actor BucketMirror: RemoteMirror {
 
     /// Uploads `relatives` (with their own headers, or `cacheControl`), eight at a time.
     private func send(_ relatives: [String], files: [String: Int64], cacheControl: String?) async throws {
-        let (client, directory, version) = (client, directory, version)
+        let (client, directory, version, stillWanted) = (client, directory, version, stillWanted)
         let sizes = try await concurrentMap(relatives, atMost: 8) { relative in
+            guard stillWanted() else { throw IngestError.cancelled }
             let headers = ObjectHeaders(name: relative)
             try await client.upload(file: "\(directory)/\(relative)", to: version.appending(relative), contentType: headers.contentType,
                                     cacheControl: cacheControl ?? headers.cacheControl)
@@ -96,6 +101,7 @@ actor BucketMirror: RemoteMirror {
     }
 
     private func put(_ data: Data, _ relative: String, cacheControl: String) async throws {
+        guard stillWanted() else { throw IngestError.cancelled }
         try await client.upload(data, to: version.appending(relative), contentType: ObjectHeaders(name: relative).contentType,
                                 cacheControl: cacheControl)
         bytes += Int64(data.count)

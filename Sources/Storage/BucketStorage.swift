@@ -72,8 +72,9 @@ public struct BucketStorage: RemoteStorage {
         }
     }
 
-    public func mirror(_ directory: String, to version: String) throws -> any RemoteMirror {
-        BucketMirror(client: client, directory: directory, version: try Self.prefix(version))
+    public func mirror(_ directory: String, to version: String,
+                       while stillWanted: @escaping @Sendable () -> Bool) throws -> any RemoteMirror {
+        BucketMirror(client: client, directory: directory, version: try Self.prefix(version), while: stillWanted)
     }
 
     public func publish(_ directory: String, to output: String, replacing current: RemotePointer?) async throws -> String {

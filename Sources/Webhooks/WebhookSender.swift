@@ -90,6 +90,9 @@ public actor WebhookSender: Service {
                 for await _ in wakeups.cancelOnGracefulShutdown() where inFlight.count < endpoint.concurrency && clock.isMeasured {
                     let due: [OutboxEvent]
                     watcher?.forgetAll()  // only wake-ups matter here, not the names it saw
+                    // Measured again before each batch is signed: a host whose clock was just
+                    // stepped signs with the store's time, not its own.
+                    if let offset = try? await outbox.clockOffset() { clock.set(offsetSeconds: offset) }
                     do {
                         due = try await outbox.due(limit: endpoint.concurrency - inFlight.count, excluding: inFlight, reserve: reserve)
                     } catch {

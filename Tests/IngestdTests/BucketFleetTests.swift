@@ -212,9 +212,11 @@ struct BucketFleetTests {
         let other = try bench.worker("other", viaProxy: false, lease: 30)  // never lost to a late renewal
         try bench.waitPublished()
         let named = try bench.database.sql("SELECT output FROM ingestd_jobs WHERE id = '\(bench.id)'")
+        // What it sent before it froze (its version grew in view: it sent segments as they came).
+        let sentBefore = bench.proxy.arrived.filter { $0.hasPrefix("PUT /media/cdn/\(bench.id)/") }.count
         kill(frozen.process.processIdentifier, SIGCONT)
         try Daemon.wait(timeout: 120, "the woken worker to give up") { frozen.output.contains("nothing published") }
-        let sentAfter = bench.proxy.arrived.filter { $0.hasPrefix("PUT /media/cdn/\(bench.id)/") }.count
+        let sentAfter = bench.proxy.arrived.filter { $0.hasPrefix("PUT /media/cdn/\(bench.id)/") }.count - sentBefore
         #expect(try bench.database.sql("SELECT output FROM ingestd_jobs WHERE id = '\(bench.id)'") == named, "the pointer did not move")
         #expect(bench.publications == 1)
         let versions = Set(((try S3Check.run(bench.s3, ["list", bench.s3.bucket, "cdn/\(bench.id)/"]) as? [String]) ?? [])

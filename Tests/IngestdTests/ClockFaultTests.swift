@@ -43,9 +43,12 @@ struct ClockFaultTests {
             return try DatabaseFaultTests.submit(server.url, "\(base)/\(name)")
         }
 
-        /// Waits for `id`'s webhook; the seconds from `since`.
+        /// Waits for `id`'s `upload.published` webhook (its `upload.playable` comes first); the
+        /// seconds from `since`.
         func delivered(_ id: String, since: Date) throws -> Double {
-            try Daemon.wait(timeout: 300, "\(id)'s webhook") { receiver.deliveries.contains { $0.data["id"] as? String == id && $0.status / 100 == 2 } }
+            try Daemon.wait(timeout: 300, "\(id)'s webhook") {
+                receiver.deliveries.contains { $0.data["id"] as? String == id && $0.type == "upload.published" && $0.status / 100 == 2 }
+            }
             return Date().timeIntervalSince(since)
         }
 

@@ -173,9 +173,10 @@ public struct AttemptOutput: Sendable {
     public var growingMaster: String { isBucket ? "\(id)/\(version)/master.m3u8" : "\(id)/master.m3u8" }
 
     /// The `upload.playable` webhook of a growing attempt that is shown (`afterSeconds`: since
-    /// the upload came); nil when webhooks are off.
-    public func playableWebhook(_ report: JobPlayable, afterSeconds: Double?) -> OutboxEvent? {
-        guard let now = webhookClock?.now() else { return nil }
+    /// the upload came; `at`: the store's time, when it said); nil when webhooks are off.
+    public func playableWebhook(_ report: JobPlayable, afterSeconds: Double?, at: Date? = nil) -> OutboxEvent? {
+        guard let clock = webhookClock else { return nil }
+        let now = at ?? clock.now()
         return UploadEvent.playable(job: id, uploadID: uploadID, master: growingMaster, listedSeconds: report.seconds,
                                     afterSeconds: afterSeconds.map { ($0 * 1000).rounded() / 1000 }, at: now)
     }

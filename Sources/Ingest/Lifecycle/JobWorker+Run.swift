@@ -16,7 +16,8 @@ extension JobWorker {
         // A growing version's job process may write only in `CDN/<id>` (its sandbox): made here.
         if output.growing { try? FileManager.default.createDirectory(atPath: output.published, withIntermediateDirectories: false) }
         // A bucket's growing version is mirrored while the job process writes it.
-        let mirror = output.growsInBucket ? try? configuration.storage?.mirror(writeTo, to: output.destination) : nil
+        let mirror = output.growsInBucket
+            ? try? configuration.storage?.mirror(writeTo, to: output.destination) { !stop.value && !lease.value } : nil
         let mirroring = mirror.map { mirror in
             Task {
                 while !Task.isCancelled {

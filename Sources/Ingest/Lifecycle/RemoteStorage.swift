@@ -30,8 +30,8 @@ public protocol RemoteStorage: Sendable {
     /// the version's playlists (a player's next reload gets a 404; the sweeper takes the rest).
     func withdraw(_ output: String, version: String) async throws
     /// A copy of the growing output `directory` (its job process writes it in place) into the
-    /// version prefix `version`, kept while it grows.
-    func mirror(_ directory: String, to version: String) throws -> any RemoteMirror
+    /// version prefix `version`, kept while it grows; `stillWanted` is asked before each object.
+    func mirror(_ directory: String, to version: String, while stillWanted: @escaping @Sendable () -> Bool) throws -> any RemoteMirror
     /// Uploads `directory` under a new version prefix of `output` and switches the pointer to it,
     /// only if the pointer is still `current` (created only if absent when nil); throws
     /// ``PointerMoved`` when another writer changed it meanwhile. Returns the version prefix.

@@ -21,5 +21,6 @@ public final class SharedClock: Sendable {
     /// Whether ``now()`` is the store's time yet (always, for a clock that needs no measuring).
     public var isMeasured: Bool { offset.withLock { $0 != nil } }
 
-    func set(offsetSeconds seconds: Double) { offset.withLock { $0 = seconds } }
+    /// The store's clock minus this host's, as just measured.
+    public func set(offsetSeconds seconds: Double) { offset.withLock { $0 = seconds } }
 }

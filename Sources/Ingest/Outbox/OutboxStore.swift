@@ -17,6 +17,13 @@ public protocol OutboxStore: Sendable {
     func prune(deliveredBefore cutoff: Date) async throws -> Int
     /// A directory whose changes announce new events (watched with inotify), if any.
     var watchedDirectory: String? { get }
+    /// The store's clock minus this host's, in seconds, measured now; nil for a store on this
+    /// host (its clock is the one).
+    func clockOffset() async throws -> Double?
+}
+
+extension OutboxStore {
+    public func clockOffset() async throws -> Double? { nil }
 }
 
 extension Outbox: OutboxStore {

@@ -55,7 +55,7 @@ final class RungSegments {
                 + "past the target duration \(playlist.targetDuration) s")
         }
         waiting.removeAll()
-        if playlist.kind == .event { try write() }
+        if playlist.kind == .event { try write(last: false) }
     }
 
     /// After the muxer's trailer: the last version, which lists every segment the plan cut.
@@ -64,12 +64,12 @@ final class RungSegments {
             throw TranscodeError.internalFailure("\(path): \(playlist.segments.count) segments landed of the \(starts.count) cut")
         }
         playlist.end()
-        try DurableFile.replace(path, with: Data(playlist.text.utf8))
-        try listed(playlist.seconds, true)
+        try write(last: true)
     }
 
-    private func write() throws {
+    /// Replaces the playlist with its version now, then says how much it lists.
+    private func write(last: Bool) throws {
         try DurableFile.replace(path, with: Data(playlist.text.utf8))
-        try listed(playlist.seconds, false)
+        try listed(playlist.seconds, last)
     }
 }
