@@ -1,6 +1,7 @@
 import Ingest
 
 extension PostgresStore {
+
     /// Shows a growing attempt's video under the job's fence, with its `playable` event and
     /// `upload.playable` webhook in the same transaction (``JobQueue/playable(_:output:event:show:)``).
     /// A transaction that fails once the pointer is written is checked against the row: unless

@@ -40,7 +40,7 @@ struct Ingestd: AsyncParsableCommand {
           130 interrupted (SIGINT/SIGTERM); nothing was published
         """,
         version: "0.2.0",
-        subcommands: [TranscodeCommand.self, WatchCommand.self, SubmitCommand.self, WorkerCommand.self, StatusCommand.self,
+        subcommands: [TranscodeCommand.self, WatchCommand.self, SubmitCommand.self, WorkerCommand.self, StatusCommand.self, RetryCommand.self,
                       ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, URLCommand.self, SweepCommand.self, ServeCommand.self, UploadURLCommand.self, DatabaseCommand.self, JobRunCommand.self, SandboxCheckCommand.self, QueueBenchCommand.self]
     )
 }

@@ -65,6 +65,33 @@ import Transcode
         }
     }
 
+    /// An operator's retry (the console's, #42): a failed job goes back to the queue with its
+    /// attempts reset, once however often it is asked; a job in another state is left alone; a
+    /// rejected one only when the operator says so.
+    @Test(arguments: kinds) func anOperatorsRetryQueuesAFailedJobOnceFromItsFirstAttempt(_ kind: StoreKind) async throws {
+        try await withStores(kind, "operator-retry") { stores in
+            let failed = try await stores.submit("hdr_hlg.mp4", "failed.mp4")
+            let rejected = try await stores.submit("broken_truncated.mp4", "bad.mp4")
+            let queued = try await stores.submit("hdr_hlg.mp4", "waits.mp4")
+            for job in try await stores.first.claim(limit: 3) {
+                let end: JobEnd = job.id == failed ? .failed(Reason(code: "crashed", message: "x", attempts: job.attempt))
+                    : job.id == rejected ? .rejected(Self.reason) : .released
+                #expect(try await stores.first.finish(job, end, output: .none(job)))
+            }
+            let ended = [try await stores.state(failed), try await stores.state(rejected), try await stores.state(queued)]
+            #expect(ended == ["failed", "rejected", "queued"])
+            #expect(try await stores.second.retry([failed, rejected, queued, "no-such-job"], rejected: false) == [failed])
+            let retried = try #require(try await stores.second.job(failed))
+            #expect(retried.state == .queued && retried.attempts == 0 && retried.reason == nil, "\(retried)")
+            #expect(try await stores.first.retry([failed], rejected: false).isEmpty, "retried once")
+            #expect(try await stores.second.retry([rejected], rejected: true) == [rejected])
+            #expect(try await stores.state(rejected) == "queued")
+            let again = try await stores.second.claim(limit: 3)
+            #expect(Set(again.map(\.id)) == [failed, rejected, queued] && again.allSatisfy { $0.attempt == 1 }, "\(again)")
+            #expect(try await stores.journal().contains("retried"))
+        }
+    }
+
     @Test(arguments: kinds) func aRejectedJobIsNeverRetried(_ kind: StoreKind) async throws {
         try await withStores(kind, "reject") { stores in
             let id = try await stores.submit("broken_truncated.mp4", "bad.mp4")

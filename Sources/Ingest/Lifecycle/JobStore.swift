@@ -53,6 +53,11 @@ public protocol JobStore: Sendable {
     /// recording its end was given up): the spool's lock goes, as if the holder had died; the
     /// queue's lease simply runs out.
     func abandon(_ job: ClaimedJob) async
+    /// An operator's retry: each of `ids` that is `failed` (or `rejected`, with `rejected`: the
+    /// limits changed) goes back to `queued` with its attempts reset, the retry recorded in its
+    /// events. Fenced on the state: a job in any other state (retried already, published, never
+    /// ended) is left as it is. Returns the ids retried.
+    func retry(_ ids: [String], rejected: Bool) async throws -> [String]
 }
 
 extension JobStore {
