@@ -45,18 +45,22 @@ extension PostgresStore {
         }
     }
 
-    /// Measured with one round trip, against its midpoint.
     public func clockOffset() async throws -> Double? {
         try await described {
             try await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
-                let sent = Date()
-                let rows = try await connection.query("SELECT extract(epoch FROM clock_timestamp())::float8", logger: logger)
-                for try await database in rows.decode(Double.self) {
-                    let received = Date()
-                    return database - (sent.timeIntervalSince1970 + received.timeIntervalSince1970) / 2
-                }
-                return nil
+                try await Self.clockOffset(connection, logger: logger)
             }
         }
+    }
+
+    /// The database's clock minus this host's, in seconds: measured with one round trip, against
+    /// its midpoint.
+    static func clockOffset(_ connection: PostgresConnection, logger: Logger) async throws -> Double? {
+        let sent = Date()
+        let rows = try await connection.query("SELECT extract(epoch FROM clock_timestamp())::float8", logger: logger)
+        for try await database in rows.decode(Double.self) {
+            return database - (sent.timeIntervalSince1970 + Date().timeIntervalSince1970) / 2
+        }
+        return nil
     }
 }

@@ -24,16 +24,9 @@ public struct QueueOutbox: OutboxStore {
 
     public var watchedDirectory: String? { nil }
 
-    /// Measured with one round trip, against its midpoint.
+    /// See ``PostgresStore/clockOffset(_:logger:)``.
     public func clockOffset() async throws -> Double? {
-        try await run { connection, logger in
-            let sent = Date()
-            let rows = try await connection.query("SELECT extract(epoch FROM clock_timestamp())::float8", logger: logger)
-            for try await database in rows.decode(Double.self) {
-                return database - (sent.timeIntervalSince1970 + Date().timeIntervalSince1970) / 2
-            }
-            return nil
-        }
+        try await run { connection, logger in try await PostgresStore.clockOffset(connection, logger: logger) }
     }
 
     public func due(limit: Int, excluding: Set<String>, reserve: Duration) async throws -> [OutboxEvent] {
