@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.0"),
     ],
     targets: [
         .systemLibrary(
@@ -76,6 +77,15 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // The operator console (`ingestd console`): server-rendered pages over either store.
+        .target(name: "Console", dependencies: [
+            "Ingest", "Transcode",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Mustache", package: "swift-mustache"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         // Signed webhooks (Standard Webhooks) delivered from the spool's durable outbox.
         .target(name: "Webhooks", dependencies: [
             "Ingest",
@@ -85,7 +95,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "ingestd", dependencies: [
-            "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads",
+            "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads", "Console",
             "Ingest", "Transcode",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -107,7 +117,7 @@ let package = Package(
             "Transcode", "Ingest", .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py", "sigv4_reference.py", "s3_check.py", "http_fault_proxy.py", "validate_manifests.py", "tus_client.py", "chromium_play.py"]),
         .testTarget(name: "IngestdTests", dependencies: [
-            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads",
+            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads", "Console",
             .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
     ],

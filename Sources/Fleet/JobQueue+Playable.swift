@@ -24,6 +24,7 @@ extension JobQueue {
             for try await row in rows { shown = row }
             guard let shown else { throw FenceLost(id: claim.id, token: claim.token) }
             if let event = event(shown.after, Date(timeIntervalSince1970: shown.at)) { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
+            try await notifyChange(claim.id, on: connection)
             guard try show() else { throw NotShown() }
         }
     }

@@ -42,7 +42,10 @@ extension JobQueue {
                 rescued.append(ExpiredAttempt(id: id, token: token))
                 try await event(id, "lease_lost", ["now": state], on: connection)
             }
-            if !rescued.isEmpty { try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
+            if !rescued.isEmpty {
+                try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
+                try await notifyChange("", on: connection)
+            }
             return rescued
         }
     }

@@ -24,7 +24,10 @@ extension JobQueue {
                 """, logger: logger)
             var retried: [String] = []
             for try await id in rows.decode(String.self) { retried.append(id) }
-            if !retried.isEmpty { try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
+            if !retried.isEmpty {
+                try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger)
+                try await notifyChange("", on: connection)
+            }
             return retried
         }
     }

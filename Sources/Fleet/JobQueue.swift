@@ -18,6 +18,14 @@ public struct JobQueue: Sendable {
 
     /// The notification channel workers listen on; `submit` and retries notify it.
     public static let channel = "ingestd_jobs"
+    /// Notified (with the job's id) whenever a job is published, becomes playable or ends
+    /// otherwise: what the console's shared snapshot wakes on besides ``channel``.
+    public static let changes = "ingestd_job_changes"
+
+    /// Notifies ``changes`` of job `id`, at the transaction's commit.
+    func notifyChange(_ id: String, on connection: PostgresConnection) async throws {
+        try await connection.query("SELECT pg_notify(\(Self.changes), \(id))", logger: logger)
+    }
 
     public init(client: PostgresClient, logger: Logger, timeout: Duration = .seconds(15)) {
         self.client = client
@@ -132,6 +140,7 @@ public struct JobQueue: Sendable {
             for try await _ in owned { holds = true }
             guard holds else { throw FenceLost(id: claim.id, token: claim.token) }
             if let event { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
+            try await notifyChange(claim.id, on: connection)
             try await publish()  // a throw rolls the row back to `running`
         }
     }
@@ -193,6 +202,7 @@ public struct JobQueue: Sendable {
             try await event(claim.id, end.label == "retried" ? "retry" : end.label, data, on: connection)
             if let webhook { try await QueueOutbox.insert(webhook, job: claim.id, on: connection, logger: logger) }
             if state == "queued" { try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }
+            try await notifyChange(claim.id, on: connection)
             return state
         }
         return nil

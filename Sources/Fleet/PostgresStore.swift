@@ -17,6 +17,8 @@ public struct PostgresStore: JobStore {
     public static let keepEvents = Duration.seconds(30 * 86_400)
     /// This worker's name in the job rows (`host/pid`).
     let worker: String
+    /// When this store was made: the worker's start, in its heartbeat.
+    let startedAt = Date()
     let lease: Duration
     /// For the rescue: a job whose lease ran out on its last attempt is failed.
     let maxAttempts: Int
@@ -57,12 +59,16 @@ public struct PostgresStore: JobStore {
     }
 
     /// Waits on LISTEN, reconnecting with backoff when the connection drops.
-    public func listen(_ wake: @escaping @Sendable () -> Void) async {
+    public func listen(_ wake: @escaping @Sendable () -> Void) async { await listen(on: JobQueue.channel, wake) }
+
+    /// Calls `wake` on each notification of `channel` (and once each time it starts listening),
+    /// reconnecting after a failure, until cancelled.
+    func listen(on channel: String, _ wake: @escaping @Sendable () -> Void) async {
         var delay = Duration.milliseconds(200)
         while !Task.isCancelled {
             do {
                 try await queue.client.withConnection { connection in
-                    try await connection.listen(on: JobQueue.channel) { notifications in
+                    try await connection.listen(on: channel) { notifications in
                         delay = .milliseconds(200)
                         wake()  // catch up with anything queued while not listening
                         for try await _ in notifications { wake() }

@@ -117,6 +117,24 @@ public enum QueueSchema {
         // A running attempt's video is played while it is made (#41): the token of the attempt
         // that showed it (good only while that attempt runs, as `progress_token`) and when.
         ["ALTER TABLE ingestd_jobs ADD COLUMN playable_token bigint, ADD COLUMN playable_at timestamptz"],
+        // The operator console (#42): keyset pages of jobs (all, or by state) latest change
+        // first; the day's rejections and failures by code; each worker host's heartbeat.
+        [
+            "CREATE INDEX ingestd_jobs_recent ON ingestd_jobs (updated_at DESC, id DESC)",
+            "CREATE INDEX ingestd_jobs_state_recent ON ingestd_jobs (state, updated_at DESC, id DESC)",
+            "CREATE INDEX ingestd_jobs_ended_badly ON ingestd_jobs (finished_at) WHERE state IN ('rejected', 'failed')",
+            """
+            CREATE TABLE ingestd_hosts (
+                name       text PRIMARY KEY,
+                version    text NOT NULL,
+                started_at timestamptz NOT NULL,
+                seen_at    timestamptz NOT NULL DEFAULT now(),
+                ready      boolean NOT NULL,
+                problem    text,
+                running    integer NOT NULL DEFAULT 0
+            )
+            """,
+        ],
     ]
 
     /// The schema version this build needs.

@@ -39,8 +39,8 @@ struct Ingestd: AsyncParsableCommand {
               s3:// without credentials
           130 interrupted (SIGINT/SIGTERM); nothing was published
         """,
-        version: "0.2.0",
-        subcommands: [TranscodeCommand.self, WatchCommand.self, SubmitCommand.self, WorkerCommand.self, StatusCommand.self, RetryCommand.self,
+        version: IngestdVersion.current,
+        subcommands: [TranscodeCommand.self, WatchCommand.self, SubmitCommand.self, WorkerCommand.self, StatusCommand.self, RetryCommand.self, ConsoleCommand.self,
                       ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, URLCommand.self, SweepCommand.self, ServeCommand.self, UploadURLCommand.self, DatabaseCommand.self, JobRunCommand.self, SandboxCheckCommand.self, QueueBenchCommand.self]
     )
 }

@@ -18,7 +18,11 @@ enum Report {
             status = ["missing", "input_missing"].contains(code) ? .inputMissing : .badInput
         }
         if let refused = error as? SecretFileError {
-            code = refused.purpose == "webhook secret" ? "bad_webhook_secret" : "bad_upload_secret"
+            code = switch refused.purpose {
+            case "webhook secret": "bad_webhook_secret"
+            case "console tokens file": "bad_console_tokens"
+            default: "bad_upload_secret"
+            }
             status = .badPreset
         }
         if error is MissingRoot {

@@ -4,7 +4,7 @@ import Transcode
 /// What a store says of one job (``JobStore/job(_:)``): the one read behind the status API,
 /// `status --json` and the console. States in ``JobEnd``'s words plus the two live ones.
 public struct JobSnapshot: Codable, Sendable, Equatable {
-    public enum State: String, Codable, Sendable {
+    public enum State: String, Codable, Sendable, CaseIterable {
         case queued, running, published, rejected, failed
     }
 

@@ -58,6 +58,9 @@ public protocol JobStore: Sendable {
     /// events. Fenced on the state: a job in any other state (retried already, published, never
     /// ended) is left as it is. Returns the ids retried.
     func retry(_ ids: [String], rejected: Bool) async throws -> [String]
+    /// This worker's heartbeat, at every upkeep, where operators read it (the queue's
+    /// `ingestd_hosts`); the spool has one host, and records none.
+    func beat(ready: Bool, problem: String?, running: Int) async throws
 }
 
 extension JobStore {
@@ -73,6 +76,8 @@ extension JobStore {
     public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool { false }
 
     public func clockOffset() async throws -> Double? { nil }
+
+    public func beat(ready: Bool, problem: String?, running: Int) async throws {}
 
     /// A store on one host (the spool, whose inputs are its own) has no other host to ask.
     public func inputMissing(_ job: ClaimedJob, host: String) async throws -> MissingInput { .confirmed(note: nil) }

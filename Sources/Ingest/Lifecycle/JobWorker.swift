@@ -127,6 +127,8 @@ public actor JobWorker: Service {
                 }
                 metrics.queueDepth(try await store.depth())
                 if let offset = try await store.clockOffset() { clockMeasured(offset) }
+                try await store.beat(ready: hostProblem == nil && !draining.value, problem: draining.value ? "draining" : hostProblem,
+                                     running: running.count)
             }
             if !draining.value, running.count < configuration.jobs, hostReady() {
                 for job in try await store.claim(limit: configuration.jobs - running.count) {

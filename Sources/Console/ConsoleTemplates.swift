@@ -1,0 +1,104 @@
+/// The console's HTML, as Mustache templates (swift-mustache): `{{x}}` is escaped, `{{{x}}}`
+/// is HTML this console rendered itself. No inline script or style anywhere (the CSP forbids it).
+enum ConsoleTemplates {
+    static let all: [String: String] = [
+        "page": page, "login": login, "jobs": jobs, "rows": rows, "job": job, "overview": overview, "overviewBody": overviewBody,
+    ]
+
+    static let page = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+        <title>{{title}} · ingestd</title><link rel="icon" href="data:,">
+        <link rel="stylesheet" href="/console/assets/console.css"><script src="/console/assets/console.js" defer></script></head>
+        <body data-live="{{live}}" data-version="{{version}}">
+        <header><a class="brand" href="/console/">ingestd</a>
+        <nav class="tabs">{{#tabs}}<a href="{{href}}" class="{{class}}">{{label}}{{#count}} <span class="count" data-count="{{key}}">{{count}}</span>{{/count}}</a>{{/tabs}}</nav>
+        <form class="who" method="post" action="/console/logout"><span>{{role}}</span> <button>Log out</button></form></header>
+        {{#banner}}<p class="banner" role="alert">{{banner}}</p>{{/banner}}
+        {{#notice}}<p class="notice" role="status">{{notice}}</p>{{/notice}}
+        <p id="stale" class="stale" hidden>The queue changed since this page was read: <a href="">read it again</a></p>
+        <main>{{{body}}}</main>
+        <footer>Read at <time id="taken">{{taken}}</time> · ingestd {{appVersion}}</footer>
+        </body></html>
+        """
+
+    static let login = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><title>Log in · ingestd</title><link rel="icon" href="data:,">
+        <link rel="stylesheet" href="/console/assets/console.css"></head>
+        <body class="login"><main><h1>ingestd console</h1>
+        {{#message}}<p class="banner" role="alert">{{message}}</p>{{/message}}
+        <form method="post" action="/console/login"><label>Token <input type="password" name="token" autocomplete="current-password" autofocus></label>
+        <input type="hidden" name="back" value="{{back}}"><button>Log in</button></form>
+        <p class="hint">A token from the console's tokens file (<code>read</code> or <code>operate</code>).</p></main></body></html>
+        """
+
+    static let jobs = """
+        <form class="filter" method="get" action="/console/jobs">
+        <input type="hidden" name="state" value="{{filter.state}}">
+        <label>id or input <input name="q" value="{{filter.q}}"></label>
+        <label>host <input name="host" value="{{filter.host}}" size="12"></label>
+        <label>reason <input name="code" value="{{filter.code}}" size="14"></label>
+        <label>attempts ≥ <input name="attempts" value="{{filter.attempts}}" size="2" inputmode="numeric"></label>
+        <label>changed within <select name="since">{{#sinceOptions}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/sinceOptions}}</select></label>
+        <button>Filter</button> <a href="/console/jobs?state={{filter.state}}">clear</a></form>
+        <form method="post" action="/console/jobs/retry" class="jobs">
+        <input type="hidden" name="back" value="{{back}}">
+        {{#retry}}<p class="actions"><input type="hidden" name="rejected" value="{{rejected}}">
+        <button name="action" value="selected">Retry selected</button>
+        {{#all}}<input type="hidden" name="state" value="{{filter.state}}"><input type="hidden" name="q" value="{{filter.q}}">
+        <input type="hidden" name="host" value="{{filter.host}}"><input type="hidden" name="code" value="{{filter.code}}">
+        <input type="hidden" name="attempts" value="{{filter.attempts}}"><input type="hidden" name="since" value="{{filter.since}}">
+        <input type="hidden" name="confirm" value="{{count}}">
+        <button name="action" value="all">Retry all {{count}} matching</button>{{/all}}</p>{{/retry}}
+        <table><thead><tr><th></th><th>id</th><th>state</th><th>input</th><th>host</th><th>attempts</th><th>reason</th><th>queued</th><th>changed</th></tr></thead>
+        <tbody id="live">{{> rows}}</tbody></table></form>
+        {{#next}}<p><a rel="next" href="{{next}}">Next page</a></p>{{/next}}
+        """
+
+    static let rows = """
+        {{#rows}}<tr data-id="{{id}}" class="state-{{state}}"><td>{{#retryable}}<input type="checkbox" name="id" value="{{id}}" aria-label="select {{id}}">{{/retryable}}</td>
+        <td><a href="/console/jobs/{{id}}">{{id}}</a></td><td class="state">{{state}}{{#playable}} · playable{{/playable}}{{#progress}} · {{progress}}{{/progress}}</td>
+        <td class="input">{{input}}</td><td>{{host}}</td><td>{{attempts}}</td><td>{{code}}</td>
+        <td><time datetime="{{createdISO}}">{{created}}</time></td><td><time datetime="{{changedISO}}">{{changed}}</time></td></tr>
+        {{/rows}}{{^rows}}<tr><td colspan="9" class="empty">No jobs.</td></tr>{{/rows}}
+        """
+
+    static let job = """
+        <h1>{{id}} <span class="state state-{{state}}">{{state}}</span></h1>
+        <dl class="facts"><dt>attempts</dt><dd>{{attempts}}</dd>
+        {{#progress}}<dt>progress</dt><dd>{{progress}}</dd>{{/progress}}
+        {{#playable}}<dt>playable</dt><dd>yes, while it is made</dd>{{/playable}}
+        {{#reason}}<dt>reason</dt><dd><code>{{code}}</code> {{message}}</dd>{{/reason}}
+        {{#output}}<dt>output</dt><dd><code>{{output}}</code></dd>{{/output}}</dl>
+        {{#retry}}<form method="post" action="/console/jobs/retry"><input type="hidden" name="id" value="{{id}}">
+        <input type="hidden" name="rejected" value="{{rejected}}"><input type="hidden" name="back" value="/console/jobs/{{id}}">
+        <button>Retry this job</button></form>{{/retry}}
+        {{#limits}}<h2>Against the limits</h2><table><thead><tr><th></th><th>source</th><th>limit</th></tr></thead><tbody>
+        {{#rows}}<tr><td>{{name}}</td><td>{{value}}</td><td>{{limit}}</td></tr>{{/rows}}</tbody></table>{{/limits}}
+        {{#ladder}}<h2>Ladder</h2><table><thead><tr><th>rung</th><th>size</th><th>bitrate</th><th>segments</th><th>codec</th></tr></thead><tbody>
+        {{#renditions}}<tr><td>{{name}}</td><td>{{size}}</td><td>{{bitrate}}</td><td>{{segments}}</td><td>{{codecs}}</td></tr>{{/renditions}}</tbody></table>{{/ladder}}
+        {{#media}}<div class="media">{{#poster}}<img src="{{poster}}" alt="poster of {{id}}" width="180">{{/poster}}
+        <video id="player" controls muted playsinline preload="metadata" src="{{master}}" width="360"></video></div>{{/media}}
+        <h2>History</h2><table class="history"><thead><tr><th>at</th><th>event</th><th>details</th></tr></thead><tbody>
+        {{#history}}<tr><td><time datetime="{{atISO}}">{{at}}</time></td><td>{{event}}</td><td><code>{{data}}</code></td></tr>{{/history}}
+        {{^history}}<tr><td colspan="3" class="empty">No events kept.</td></tr>{{/history}}</tbody></table>
+        """
+
+    static let overview = """
+        <div id="live">{{> overviewBody}}</div>
+        """
+
+    static let overviewBody = """
+        <h2>Failures, last day</h2><table><thead><tr><th>state</th><th>reason</th><th>last hour</th><th>last day</th><th></th></tr></thead><tbody>
+        {{#failures}}<tr><td>{{state}}</td><td><code>{{code}}</code></td><td>{{lastHour}}</td><td>{{lastDay}}</td>
+        <td><a href="/console/jobs?state={{state}}&amp;code={{code}}&amp;since=1d">see and retry these</a></td></tr>{{/failures}}
+        {{^failures}}<tr><td colspan="5" class="empty">None.</td></tr>{{/failures}}</tbody></table>
+        <h2>Leases</h2><table><thead><tr><th>job</th><th>holder</th><th>token</th><th>expires in</th></tr></thead><tbody>
+        {{#leases}}<tr><td><a href="/console/jobs/{{id}}">{{id}}</a></td><td>{{holder}}</td><td>{{token}}</td><td>{{expires}}</td></tr>{{/leases}}
+        {{^leases}}<tr><td colspan="4" class="empty">No job is running.</td></tr>{{/leases}}</tbody></table>
+        {{#fleet}}<h2>Hosts</h2><table><thead><tr><th>worker</th><th>ready</th><th>last heartbeat</th><th>running</th><th>version</th><th>up since</th></tr></thead><tbody>
+        {{#hosts}}<tr class="{{class}}"><td>{{name}}</td><td>{{ready}}</td><td>{{seen}}</td><td>{{running}}</td><td>{{version}}</td><td>{{started}}</td></tr>{{/hosts}}
+        {{^hosts}}<tr><td colspan="6" class="empty">No worker has reported in the last day.</td></tr>{{/hosts}}</tbody></table>{{/fleet}}
+        """
+}

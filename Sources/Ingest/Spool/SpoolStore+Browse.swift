@@ -1,0 +1,116 @@
+import Foundation
+import Transcode
+
+/// The console's reads over the spool: each job is a folder, its change time the folder's
+/// `ctime` (set by every rename and every write inside it), its history the lines of
+/// `events.ndjson` (and the rotated `.1`) that name it. Scans stop at ``scanCap`` folders.
+extension SpoolStore: JobBrowser {
+    /// The most job folders one read looks at.
+    public static let scanCap = 20_000
+
+    public func jobs(_ query: JobQuery) async throws -> JobPage {
+        var rows: [JobRow] = []
+        for entry in entries(query.state).prefix(Self.scanCap) {
+            if let after = query.after, !(entry.cursor < after) { continue }
+            guard let row = row(entry), query.state.map({ row.state == $0 }) ?? true, query.matches(row) else { continue }
+            if rows.count == query.limit { return JobPage(rows: rows, next: rows.last.map(JobCursor.init)) }
+            rows.append(row)
+        }
+        return JobPage(rows: rows, next: nil)
+    }
+
+    public func overview(cap: Int) async throws -> JobOverview {
+        let dayAgo = Date().addingTimeInterval(-86_400), hourAgo = Date().addingTimeInterval(-3_600)
+        var groups: [String: JobOverview.FailureGroup] = [:]
+        for entry in entries(nil).prefix(Self.scanCap) where [.rejected, .failed].contains(entry.folder) && entry.changed >= dayAgo {
+            let state: JobSnapshot.State = entry.folder == .failed ? .failed : .rejected
+            let code = JSONFile.read(Reason.self, from: "\(layout.job(entry.id, in: entry.folder))/reason.json")?.code ?? "unknown"
+            groups["\(state.rawValue) \(code)", default: .init(state: state, code: code, lastHour: 0, lastDay: 0)].lastDay += 1
+            if entry.changed >= hourAgo { groups["\(state.rawValue) \(code)"]!.lastHour += 1 }
+        }
+        let leases = entries(.running).compactMap { entry -> JobOverview.Lease? in
+            guard JobLock.isHeld(directory: layout.job(entry.id)) else { return nil }
+            let record = JSONFile.read(JobRecord.self, from: "\(layout.job(entry.id))/job.json")
+            return .init(id: entry.id, holder: HostName.current, token: record?.token ?? 0, expiresAt: nil)
+        }
+        return JobOverview(states: Self.status(of: layout), cap: cap,
+                           failures: groups.values.sorted { ($0.lastDay, $1.code) > ($1.lastDay, $0.code) }, leases: leases)
+    }
+
+    public func changes(_ wake: @escaping @Sendable () -> Void) async {}
+
+    public func history(_ id: String, limit: Int) async throws -> [JobHistoryEvent] {
+        guard UploadManifest.isValidID(id) else { return [] }
+        let needle = "\"id\":\"\(id)\""
+        var events: [JobHistoryEvent] = []
+        for path in [layout.events + ".1", layout.events] {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n") where line.contains(needle) {
+                guard var object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                      let time = (object.removeValue(forKey: "time") as? String).flatMap(IngestdDate.date(from:)),
+                      let event = object.removeValue(forKey: "event") as? String else { continue }
+                object.removeValue(forKey: "id")
+                let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+                events.append(JobHistoryEvent(at: time, event: event, data: String(decoding: data, as: UTF8.self)))
+            }
+        }
+        return Array(events.suffix(limit))
+    }
+
+    /// A job folder: where it is, and when it last changed.
+    struct Entry {
+        var id: String
+        var folder: SpoolLayout.State
+        var changed: Date
+        var cursor: JobCursor { JobCursor(micros: Int64((changed.timeIntervalSince1970 * 1_000_000).rounded()), id: id) }
+    }
+
+    /// The folders that may hold jobs in `state` (all when nil), latest change first.
+    func entries(_ state: JobSnapshot.State?) -> [Entry] {
+        let folders: [SpoolLayout.State] = switch state {
+        case nil: [.work, .queued, .archive, .rejected, .failed]
+        case .queued?: [.work, .queued]
+        case .running?: [.work]
+        case .published?: [.archive]
+        case .rejected?: [.rejected]
+        case .failed?: [.failed]
+        }
+        var entries: [Entry] = []
+        for folder in folders {
+            for id in Self.visibleEntries(layout.directory(folder)).prefix(Self.scanCap) where UploadManifest.isValidID(id) {
+                var info = stat()
+                guard lstat(layout.job(id, in: folder), &info) == 0 else { continue }
+                let changed = Date(timeIntervalSince1970: Double(info.st_ctim.tv_sec) + Double(info.st_ctim.tv_nsec / 1000) / 1e6)
+                entries.append(Entry(id: id, folder: folder, changed: changed))
+            }
+        }
+        return entries.sorted { $0.cursor > $1.cursor }
+    }
+
+    /// What the folder says of its job, or nil when it is gone or unreadable.
+    func row(_ entry: Entry) -> JobRow? {
+        let directory = layout.job(entry.id, in: entry.folder)
+        let record = JSONFile.read(JobRecord.self, from: "\(directory)/job.json")
+        var row = JobRow(id: entry.id, state: .queued, input: record?.original ?? "", attempts: record?.attempts ?? 0,
+                         createdAt: record?.receivedAt ?? entry.changed, updatedAt: entry.changed)
+        switch entry.folder {
+        case .work where JobLock.isHeld(directory: directory):
+            row.state = .running
+            row.host = HostName.current
+            row.attempts += 1
+            row.progress = JobSnapshot.percent(JSONFile.read(JobProgress.self, from: "\(directory)/progress.json")?.fraction ?? 0)
+            row.playable = FileManager.default.fileExists(atPath: Self.playableRecord(layout, entry.id))
+        case .work, .queued:
+            break
+        case .archive:
+            row.state = .published
+            row.attempts += 1
+        case .rejected, .failed:
+            row.state = entry.folder == .failed ? .failed : .rejected
+            let reason = JSONFile.read(Reason.self, from: "\(directory)/reason.json")
+            row.code = reason?.code
+            row.attempts = reason?.attempts ?? row.attempts
+        }
+        return row
+    }
+}
