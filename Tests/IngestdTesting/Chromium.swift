@@ -35,3 +35,72 @@ public enum Chromium {
         return answer
     }
 }
+
+/// A real `ingestd console` process on a free loopback port, with a tokens file of one
+/// `operate` and one `read` token; killed when the value goes.
+public final class ConsoleProcess {
+    public let process = Process()
+    public let port: Int
+    public let operateToken = "operate-" + UUID().uuidString
+    public let readToken = "read-" + UUID().uuidString
+    public var base: String { "http://127.0.0.1:\(port)" }
+
+    /// `store`: `--spool DIR` or `--database URL` (and more options, such as `--refresh`).
+    public init(_ store: [String], directory: String, log: String? = nil) throws {
+        port = try PostgresServer.freePort()
+        let tokens = "\(directory)/console.tokens"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: tokens, contents: Data("# console tokens\noperate \(operateToken)\nread \(readToken)\n".utf8),
+                                       attributes: [.posixPermissions: 0o600])
+        process.executableURL = URL(fileURLWithPath: Paths.binary)
+        process.arguments = ["console", "--http", "127.0.0.1:\(port)", "--console-tokens-file", tokens] + store
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        if let log { FileManager.default.createFile(atPath: log, contents: nil) }
+        process.standardError = FileHandle(forWritingAtPath: log ?? "/dev/null")
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while (try? Tool.run("curl", ["-s", "-o", "/dev/null", "\(base)/healthz"]))?.status != 0 {
+            guard process.isRunning, Date() < deadline else { throw Tool.ProbeFailure(message: "ingestd console did not start (\(log ?? ""))") }
+            usleep(100_000)
+        }
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// One request with curl: the status and body. `token`: sent as a Bearer token.
+    public func request(_ method: String, _ path: String, token: String?, headers: [String: String] = [:],
+                        form: String? = nil) throws -> (status: Int, body: String) {
+        var arguments = ["-s", "-X", method, "-w", "\n%{http_code}"]
+        if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
+        for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
+        if let form { arguments += ["--data-raw", form] }
+        let result = try Tool.run("curl", arguments + ["\(base)\(path)"])
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+    }
+
+    /// `GET path` as JSON (`Accept: application/json`), with the operate token.
+    public func json(_ path: String) throws -> [String: Any] {
+        let answer = try request("GET", path, token: operateToken, headers: ["Accept": "application/json"])
+        guard answer.status == 200, let object = try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any] else {
+            throw Tool.ProbeFailure(message: "GET \(path): \(answer.status) \(answer.body)")
+        }
+        return object
+    }
+
+    /// Runs `chromium_console.py` (see there): log in, retry `job` from the list and watch it
+    /// publish live, a cross-site post for `cross`, a read token's controls and post.
+    public func drive(job: String, cross: String, timeout: Int, shots: String) throws -> [String: Any] {
+        let script = "\(Paths.root)/Tests/IngestdTesting/chromium_console.py"
+        let result = try Tool.run("python3", [script, base, operateToken, readToken, job, cross, "\(timeout)", shots],
+                                  environment: Chromium.binary.map { ["CHROMIUM": $0] } ?? [:])
+        guard result.status == 0, let answer = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+            throw Tool.ProbeFailure(message: "chromium_console.py: \(result.status) \(result.stdout) \(result.stderr)")
+        }
+        return answer
+    }
+}

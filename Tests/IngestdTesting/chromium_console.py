@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Drives `ingestd console` in headless Chromium, as an operator would, for ConsoleTests.
+
+  chromium_console.py BASE OPERATE_TOKEN READ_TOKEN JOB CROSS_JOB TIMEOUT SHOTS_DIR
+
+BASE is the console's http://host:port. JOB is a failed job that a running worker can publish
+once retried; CROSS_JOB another failed job that must stay failed. Chromium is driven over the
+DevTools protocol on a pipe (Benchmarks/lib/hls_play.py's CDP class). In order:
+
+  1. /console/jobs without a cookie: the login form (HTTP 401); log in with OPERATE_TOKEN.
+  2. The list: every row's id and state, as the page shows them; a screenshot.
+  3. Tick JOB, press "Retry selected" (the form posts, the browser follows the 303), then mark
+     the page and wait, without navigating, until the row says `published` (the live stream).
+  4. A cross-site page (a data: URL) posts a retry of CROSS_JOB: its answer's status.
+  5. A second browser context logs in with READ_TOKEN: the boxes and buttons it is shown, and
+     the status of a same-origin POST its page makes anyway.
+
+Prints one JSON object; the test checks it. Screenshots are PNG files; `distinct` counts the
+distinct byte values of the decoded pixels (a blank page has a handful).
+"""
+import base64
+import json
+import os
+import sys
+import time
+import urllib.parse
+import zlib
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Benchmarks", "lib"))
+import hls_play  # noqa: E402
+
+
+def open_tab(cdp):
+    ctx = cdp.send("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]
+    target = cdp.send("Target.createTarget", {"url": "about:blank", "browserContextId": ctx})["targetId"]
+    session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    for domain in ("Network", "Page", "Runtime", "Log"):
+        cdp.send(f"{domain}.enable", {}, session)
+    return session
+
+
+def js(cdp, session, expr, await_promise=False):
+    r = cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": await_promise}, session)
+    return r.get("result", {}).get("value")
+
+
+def wait_for(cdp, session, expr, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            value = js(cdp, session, expr)
+        except RuntimeError:
+            value = None  # between documents
+        if value:
+            return value
+        time.sleep(0.2)
+    return None
+
+
+def loaded(cdp, session, action, timeout):
+    """Runs `action` (JS or a URL to navigate to) and waits for the next document to load."""
+    js(cdp, session, "window.__old = true")
+    if action.startswith(("http:", "data:")):
+        cdp.send("Page.navigate", {"url": action}, session)
+    else:
+        js(cdp, session, action)
+    return wait_for(cdp, session, "!window.__old && document.readyState === 'complete' && location.href", timeout)
+
+
+def screenshot(cdp, session, path):
+    data = base64.b64decode(cdp.send("Page.captureScreenshot", {"format": "png"}, session)["data"])
+    with open(path, "wb") as f:
+        f.write(data)
+    idat, at = b"", 8
+    while at < len(data):
+        length = int.from_bytes(data[at:at + 4], "big")
+        kind = data[at + 4:at + 8]
+        if kind == b"IDAT":
+            idat += data[at + 8:at + 8 + length]
+        at += 12 + length
+    pixels = zlib.decompress(idat)
+    return {"path": path, "bytes": len(data), "distinct": len(set(pixels[::7]))}
+
+
+def login(cdp, session, base, token, timeout):
+    first = loaded(cdp, session, base + "/console/jobs", timeout)
+    form = js(cdp, session, "!!document.querySelector('input[name=token]')")
+    js(cdp, session, f"document.querySelector('input[name=token]').value = {json.dumps(token)}")
+    after = loaded(cdp, session, "document.querySelector('form').submit()", timeout)
+    return {"first": first, "form": form, "after": after}
+
+
+ROWS = "JSON.stringify([...document.querySelectorAll('#live tr[data-id]')].map(tr => [tr.dataset.id, tr.querySelector('.state').textContent.trim()]))"
+
+
+def main():
+    base, operate, read, job, cross, timeout, shots = sys.argv[1:8]
+    timeout = float(timeout)
+    out = {}
+    cdp = hls_play.CDP(hls_play.find_chromium())
+    try:
+        s = open_tab(cdp)
+        out["login"] = login(cdp, s, base, operate, timeout)
+        row = f"document.querySelector('tr[data-id=\"{job}\"] .state')"
+        out["state_before"] = wait_for(cdp, s, f"{row} && {row}.textContent.trim()", timeout)
+        out["rows"] = json.loads(js(cdp, s, ROWS) or "[]")
+        out["shot_list"] = screenshot(cdp, s, os.path.join(shots, "console-jobs.png"))
+        js(cdp, s, f"document.querySelector('input[name=id][value=\"{job}\"]').checked = true")
+        out["after_retry"] = loaded(cdp, s, "document.querySelector('button[value=selected]').click()", timeout)
+        out["notice"] = js(cdp, s, "(document.querySelector('.notice') || {}).textContent")
+        js(cdp, s, "window.__kept = 42")
+        seen, end = [], time.monotonic() + timeout
+        while time.monotonic() < end:
+            state = js(cdp, s, f"{row} && {row}.textContent.trim()")
+            if state and (not seen or seen[-1] != state):
+                seen.append(state)
+            if state and state.startswith("published"):
+                break
+            time.sleep(0.2)
+        out["states_seen"] = seen
+        out["kept"] = js(cdp, s, "window.__kept")
+        out["shot_live"] = screenshot(cdp, s, os.path.join(shots, "console-live.png"))
+        out["overview"] = loaded(cdp, s, base + "/console/", timeout)
+        out["overview_text"] = js(cdp, s, "document.querySelector('main').innerText")
+        out["shot_overview"] = screenshot(cdp, s, os.path.join(shots, "console-overview.png"))
+        out["detail"] = loaded(cdp, s, f"{base}/console/jobs/{job}", timeout)
+        out["detail_text"] = js(cdp, s, "document.querySelector('main').innerText")
+
+        page = ("<form method=post action='" + base + "/console/jobs/retry'><input name=id value='" + cross + "'></form>"
+                "<script>document.forms[0].submit()</script>")
+        cdp.drain()
+        loaded(cdp, s, "data:text/html," + urllib.parse.quote(page), timeout)
+        time.sleep(1)
+        statuses = [e["params"]["response"]["status"] for e in cdp.drain()
+                    if e.get("method") == "Network.responseReceived" and e["params"]["response"]["url"].endswith("/console/jobs/retry")]
+        out["cross_site_status"] = statuses[-1] if statuses else None
+
+        r = open_tab(cdp)
+        out["read_login"] = login(cdp, r, base, read, timeout)
+        loaded(cdp, r, base + "/console/jobs?state=failed", timeout)
+        out["read_controls"] = js(cdp, r, "document.querySelectorAll('input[name=id], button[name=action]').length")
+        out["read_rows"] = json.loads(js(cdp, r, ROWS) or "[]")
+        out["read_post_status"] = js(cdp, r, "fetch('/console/jobs/retry', {method: 'POST', headers: {'Content-Type': "
+                                             f"'application/x-www-form-urlencoded'}}, body: 'id={cross}'}}).then(r => r.status)", True)
+        errors = []
+        for e in cdp.drain():
+            if e.get("method") == "Runtime.exceptionThrown":
+                errors.append(e["params"]["exceptionDetails"].get("text"))
+            elif e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error":
+                entry = e["params"]["entry"]
+                if "status of 40" not in entry.get("text", ""):  # the refusals this run asks for
+                    errors.append(entry.get("text"))
+        out["page_errors"] = errors
+    finally:
+        cdp.close()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
