@@ -13,7 +13,7 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 
-.PHONY: bench-playable bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: bench-console bench-playable bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -74,6 +74,12 @@ bench-passthrough: release
 # and CPU per video of both (Benchmarks/playable.py; ROUNDS=3).
 bench-playable: release
 	python3 Benchmarks/playable.py .build/release/ingestd $${BENCH_OUT:-bench-out}/playable $${ROUNDS:-3}
+
+# The operator console (#42) with 100 000 jobs in a real PostgreSQL: each page's p50/p95, and the
+# database statements it runs with 1 and with 50 open pages beside per-viewer counting
+# (Benchmarks/console.py; JOBS=n for another size).
+bench-console: release
+	python3 Benchmarks/console.py .build/release/ingestd $${BENCH_OUT:-bench-out}/console $${JOBS:-100000}
 
 # Per-rung bytes, SSIM and VMAF of ingestd vs the CLI ladders on four kinds of content (issue #15).
 bench-quality: release

@@ -76,17 +76,19 @@ public actor ConsoleSnapshot: Service {
     func refresh() async {
         do {
             let overview = try await browser.overview(cap: 100_000)
-            var tabs: [String: [JobRow]] = [:]
-            for state in [nil] + JobSnapshot.State.allCases {
-                tabs[state?.rawValue ?? ""] = try await browser.jobs(JobQuery(state: state, limit: pageSize)).rows
-            }
+            let latest = try await browser.latest(perState: pageSize)
+            var tabs = Dictionary(grouping: latest) { $0.state.rawValue }
+            for state in JobSnapshot.State.allCases where tabs[state.rawValue] == nil { tabs[state.rawValue] = [] }
+            tabs[""] = Array(latest.sorted { $0.cursor > $1.cursor }.prefix(pageSize))
             refreshes += 1
             let changed = current.map { $0.overview != overview || $0.tabs != tabs } ?? true
             let shared = Shared(version: (current?.version ?? 0) + (changed ? 1 : 0), takenAt: Date(), overview: overview, tabs: tabs)
             current = shared
             for subscriber in subscribers.values { subscriber.yield(shared) }
-        } catch {
+        } catch where !Task.isCancelled {
             logger.warning("console: the store did not answer", metadata: ["error": "\(error)"])
+        } catch {
+            // stopping
         }
     }
 

@@ -12,9 +12,7 @@ extension PostgresStore: JobBrowser {
             try await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
                 let text = query.text.map { Self.likeEscaped($0) }
                 let rows = try await connection.query("""
-                    SELECT id, state, input, worker, attempts, reason ->> 'code', created_at, updated_at,
-                           CASE WHEN state = 'running' AND progress_token = token THEN progress END,
-                           coalesce(state = 'running' AND playable_token = token, false)
+                    SELECT \(unescaped: Self.rowColumns)
                       FROM ingestd_jobs
                      WHERE (\(query.state?.rawValue)::text IS NULL OR state = \(query.state?.rawValue))
                        AND (\(text)::text IS NULL OR id LIKE '%' || \(text) || '%' OR input LIKE '%' || \(text) || '%')
@@ -27,28 +25,44 @@ extension PostgresStore: JobBrowser {
                      ORDER BY updated_at DESC, id DESC
                      LIMIT \(query.limit + 1)
                     """, logger: logger)
-                var page: [JobRow] = []
-                for try await (id, state, input, worker, attempts, code, created, updated, progress, playable)
-                    in rows.decode((String, String, String, String?, Int, String?, Date, Date, Int?, Bool).self) {
-                    guard let state = JobSnapshot.State(rawValue: state) else { continue }
-                    page.append(JobRow(id: id, state: state, input: input, host: worker, attempts: attempts, code: code,
-                                       createdAt: created, updatedAt: updated, progress: progress, playable: playable))
-                }
-                // The cursor is the row's own microseconds: a Date could round them.
+                var page = try await Self.rows(rows)
                 guard page.count > query.limit else { return JobPage(rows: page, next: nil) }
                 page.removeLast()
-                return JobPage(rows: page, next: try await cursor(of: page.last!.id, connection, logger: logger))
+                return JobPage(rows: page, next: page.last?.cursor)
             }
         }
     }
 
-    /// Where a page that ends at job `id` stops, to the microsecond.
-    private func cursor(of id: String, _ connection: PostgresConnection, logger: Logger) async throws -> JobCursor? {
-        let rows = try await connection.query("""
-            SELECT (extract(epoch FROM updated_at) * 1000000)::bigint FROM ingestd_jobs WHERE id = \(id)
-            """, logger: logger)
-        for try await micros in rows.decode(Int64.self) { return JobCursor(micros: micros, id: id) }
-        return nil
+    /// One index scan per state (`ingestd_jobs_state_recent`), in one statement.
+    public func latest(perState limit: Int) async throws -> [JobRow] {
+        try await described {
+            try await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
+                try await Self.rows(try await connection.query("""
+                    SELECT j.* FROM unnest(ARRAY['queued', 'running', 'published', 'rejected', 'failed']) AS s(state)
+                     CROSS JOIN LATERAL (SELECT \(unescaped: Self.rowColumns) FROM ingestd_jobs WHERE state = s.state
+                                          ORDER BY updated_at DESC, id DESC LIMIT \(limit)) j
+                    """, logger: logger))
+            }
+        }
+    }
+
+    /// What a ``JobRow`` is read from (``rows(_:)`` decodes them in this order).
+    static let rowColumns = """
+        id, state, input, worker, attempts, reason ->> 'code', created_at, updated_at,
+        (extract(epoch FROM updated_at) * 1000000)::bigint,
+        CASE WHEN state = 'running' AND progress_token = token THEN progress END,
+        coalesce(state = 'running' AND playable_token = token, false)
+        """
+
+    static func rows(_ rows: PostgresRowSequence) async throws -> [JobRow] {
+        var read: [JobRow] = []
+        for try await (id, state, input, worker, attempts, code, created, updated, micros, progress, playable)
+            in rows.decode((String, String, String, String?, Int, String?, Date, Date, Int64, Int?, Bool).self) {
+            guard let state = JobSnapshot.State(rawValue: state) else { continue }
+            read.append(JobRow(id: id, state: state, input: input, host: worker, attempts: attempts, code: code, createdAt: created,
+                               updatedAt: updated, micros: micros, progress: progress, playable: playable))
+        }
+        return read
     }
 
     /// `text` with LIKE's wildcards taken literally.

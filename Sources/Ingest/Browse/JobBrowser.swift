@@ -9,6 +9,9 @@ public protocol JobBrowser: Sendable {
     func overview(cap: Int) async throws -> JobOverview
     /// One page of jobs matching `query`, most recently changed first.
     func jobs(_ query: JobQuery) async throws -> JobPage
+    /// Each state's `limit` most recently changed jobs, in one read (the console's tabs; the
+    /// first page of all states is among them).
+    func latest(perState limit: Int) async throws -> [JobRow]
     /// Job `id`'s events, oldest first (its last `limit`).
     func history(_ id: String, limit: Int) async throws -> [JobHistoryEvent]
     /// Calls `wake` whenever a job may have changed (the queue's notifications), until
@@ -74,9 +77,7 @@ public struct JobCursor: Sendable, Equatable, Comparable {
         self.id = id
     }
 
-    public init(_ row: JobRow) {
-        self.init(micros: Int64((row.updatedAt.timeIntervalSince1970 * 1_000_000).rounded()), id: row.id)
-    }
+    public init(_ row: JobRow) { self = row.cursor }
 
     /// `<micros>.<id>`, as in the console's `after=` parameter.
     public init?(_ text: String) {
@@ -107,9 +108,12 @@ public struct JobRow: Sendable, Equatable {
     public var progress: Int?
     /// A running job's video can be played already.
     public var playable: Bool
+    /// Where a page ending at this row stops: its change time to the microsecond, as the store
+    /// keeps it (a `Date` may round it).
+    public var cursor: JobCursor
 
     public init(id: String, state: JobSnapshot.State, input: String, host: String? = nil, attempts: Int, code: String? = nil,
-                createdAt: Date, updatedAt: Date, progress: Int? = nil, playable: Bool = false) {
+                createdAt: Date, updatedAt: Date, micros: Int64? = nil, progress: Int? = nil, playable: Bool = false) {
         self.id = id
         self.state = state
         self.input = input
@@ -120,6 +124,7 @@ public struct JobRow: Sendable, Equatable {
         self.updatedAt = updatedAt
         self.progress = progress
         self.playable = playable
+        cursor = JobCursor(micros: micros ?? Int64((updatedAt.timeIntervalSince1970 * 1_000_000).rounded()), id: id)
     }
 }
 

@@ -19,6 +19,16 @@ extension SpoolStore: JobBrowser {
         return JobPage(rows: rows, next: nil)
     }
 
+    public func latest(perState limit: Int) async throws -> [JobRow] {
+        var rows: [JobRow] = [], counts: [JobSnapshot.State: Int] = [:]
+        for entry in entries(nil).prefix(Self.scanCap) {
+            guard let row = row(entry), counts[row.state, default: 0] < limit else { continue }
+            counts[row.state, default: 0] += 1
+            rows.append(row)
+        }
+        return rows
+    }
+
     public func overview(cap: Int) async throws -> JobOverview {
         let dayAgo = Date().addingTimeInterval(-86_400), hourAgo = Date().addingTimeInterval(-3_600)
         var groups: [String: JobOverview.FailureGroup] = [:]
@@ -92,7 +102,7 @@ extension SpoolStore: JobBrowser {
         let directory = layout.job(entry.id, in: entry.folder)
         let record = JSONFile.read(JobRecord.self, from: "\(directory)/job.json")
         var row = JobRow(id: entry.id, state: .queued, input: record?.original ?? "", attempts: record?.attempts ?? 0,
-                         createdAt: record?.receivedAt ?? entry.changed, updatedAt: entry.changed)
+                         createdAt: record?.receivedAt ?? entry.changed, updatedAt: entry.changed, micros: entry.cursor.micros)
         switch entry.folder {
         case .work where JobLock.isHeld(directory: directory):
             row.state = .running
