@@ -34,7 +34,7 @@ import threading
 import time
 import urllib.parse
 
-INGESTD, OUT = sys.argv[1], sys.argv[2]
+INGESTD, OUT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 JOBS = int(sys.argv[3]) if len(sys.argv) > 3 else 100_000
 TOKEN = "operate-bench-console-0123456789"
 os.makedirs(OUT, exist_ok=True)
