@@ -58,6 +58,7 @@ enum ConsoleAssets {
         .facts dt { color: #5a6478; }
         .media { display: flex; gap: 1em; align-items: start; margin-bottom: 1.2em; }
         .history code { font-size: .85em; overflow-wrap: anywhere; }
+        pre.log { max-height: 20em; overflow: auto; background: #1d2330; color: #e3e6ec; padding: .6em; font-size: .8em; white-space: pre-wrap; }
         tr.gone { color: #7a8497; }
         footer { padding: .5em 1.2em; color: #7a8497; font-size: .85em; }
         body.login main { max-width: 24em; margin: 4em auto; }

@@ -129,7 +129,7 @@ struct ConsolePages: Sendable {
             "id": job.id, "state": job.state.rawValue, "attempts": job.attempts, "playable": job.playable == true,
             "progress": job.state == .running ? job.progress.map { "\($0) %" } as Any : nil as String?,
             "output": job.output as Any,
-            "history": history.map { ["at": Self.time($0.at), "atISO": Self.time($0.at), "event": $0.event, "data": $0.data] },
+            "history": history.map(historyRow),
         ]
         if let reason = job.reason { values["reason"] = ["code": reason.code, "message": reason.message] }
         if canRetry, job.state == .failed || job.state == .rejected {
@@ -149,6 +149,18 @@ struct ConsolePages: Sendable {
             values["media"] = ["master": "\(cdnURL)\(job.id)/master.m3u8"]
         }
         return render("job", values)
+    }
+
+    /// One event: its fields as JSON, and the job process's last lines (`log`) apart, as text.
+    func historyRow(_ event: JobHistoryEvent) -> [String: Any] {
+        var row: [String: Any] = ["at": Self.time(event.at), "atISO": Self.time(event.at), "event": event.event, "data": event.data]
+        if var fields = try? JSONSerialization.jsonObject(with: Data(event.data.utf8)) as? [String: Any],
+           let log = fields.removeValue(forKey: "log") as? String,
+           let rest = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) {
+            row["data"] = String(decoding: rest, as: UTF8.self)
+            row["log"] = log
+        }
+        return row
     }
 
     /// The probe against the preset's limits: bytes, duration, each source's picture.

@@ -81,7 +81,8 @@ enum ConsoleTemplates {
         {{#media}}<div class="media">{{#poster}}<img src="{{poster}}" alt="poster of {{id}}" width="180">{{/poster}}
         <video id="player" controls muted playsinline preload="metadata" src="{{master}}" width="360"></video></div>{{/media}}
         <h2>History</h2><table class="history"><thead><tr><th>at</th><th>event</th><th>details</th></tr></thead><tbody>
-        {{#history}}<tr><td><time datetime="{{atISO}}">{{at}}</time></td><td>{{event}}</td><td><code>{{data}}</code></td></tr>{{/history}}
+        {{#history}}<tr><td><time datetime="{{atISO}}">{{at}}</time></td><td>{{event}}</td><td><code>{{data}}</code>
+        {{#log}}<details><summary>the job process's last lines</summary><pre class="log">{{log}}</pre></details>{{/log}}</td></tr>{{/history}}
         {{^history}}<tr><td colspan="3" class="empty">No events kept.</td></tr>{{/history}}</tbody></table>
         """
 

@@ -159,15 +159,17 @@ public struct JobQueue: Sendable {
 
     /// Records how an attempt ended without publishing (``JobEnd/rejected``, `failed`,
     /// `retried` or `released`), if it still holds the job; returns the job's new state, or nil
-    /// when the fence was lost (nothing written). `webhook` is recorded in the same transaction.
+    /// when the fence was lost (nothing written). `webhook` is recorded in the same transaction;
+    /// `log`, the job process's last lines, with the end's event.
     @discardableResult
-    public func finish(_ claim: ClaimedJob, _ end: JobEnd, event webhook: OutboxEvent? = nil) async throws -> String? {
+    public func finish(_ claim: ClaimedJob, _ end: JobEnd, event webhook: OutboxEvent? = nil, log: String? = nil) async throws -> String? {
         try await client.withTransaction(within: timeout, logger: logger) { connection in
-            try await finish(claim, end, webhook: webhook, on: connection)
+            try await finish(claim, end, webhook: webhook, log: log, on: connection)
         }
     }
 
-    private func finish(_ claim: ClaimedJob, _ end: JobEnd, webhook: OutboxEvent?, on connection: PostgresConnection) async throws -> String? {
+    private func finish(_ claim: ClaimedJob, _ end: JobEnd, webhook: OutboxEvent?, log: String?,
+                        on connection: PostgresConnection) async throws -> String? {
         let reason = end.reason.map { Self.reason(code: $0.code, message: $0.message, attempts: $0.attempts) }
         let rows: PostgresRowSequence
         switch end {
@@ -199,6 +201,7 @@ public struct JobQueue: Sendable {
         for try await state in rows.decode(String.self) {
             var data = ["attempt": "\(claim.attempt)"]
             if let reason = end.reason { data["code"] = reason.code }
+            if let log { data["log"] = log }
             try await event(claim.id, end.label == "retried" ? "retry" : end.label, data, on: connection)
             if let webhook { try await QueueOutbox.insert(webhook, job: claim.id, on: connection, logger: logger) }
             if state == "queued" { try await connection.query("SELECT pg_notify(\(Self.channel), '')", logger: logger) }

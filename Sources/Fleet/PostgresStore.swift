@@ -116,7 +116,7 @@ public struct PostgresStore: JobStore {
             return try await described {
                 reported.forget(job)
                 guard case .published = end else {
-                    return try await queue.finish(job, end, event: output.webhook(end)) != nil
+                    return try await queue.finish(job, end, event: output.webhook(end), log: output.log) != nil
                 }
                 // In a bucket the row's output is the pointer: this attempt's version prefix, named
                 // under the fence in the same transaction that records the end.

@@ -21,7 +21,7 @@ struct ConsoleTests {
         }
         let failed = Daemon.entries("\(spool)/failed").sorted()
         let (job, cross) = (failed[0], failed[1])
-        let daemon = try Daemon(spool: spool, cdn: cdn)
+        let daemon = try Daemon(spool: spool, cdn: cdn, environment: ["INGESTD_LOG_LEVEL": "info"])
         let console = try ConsoleProcess(["--spool", spool, "--cdn", cdn, "--refresh", "0.5"], directory: base, log: "\(base)/console.log")
 
         // The list says what `status --json` says, job by job.
@@ -58,6 +58,14 @@ struct ConsoleTests {
         #expect(Daemon.entries("\(spool)/archive") == [job] && Daemon.entries("\(spool)/failed") == [cross])
         let retried = Daemon.events(spool).filter { $0["event"] as? String == "retried" }.compactMap { $0["id"] as? String }
         #expect(retried == [job], "one retry, of the job the operator picked")
+
+        // An attempt that did not publish keeps the job process's last lines with its end event.
+        try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: spool, as: "broken.mp4")
+        try Daemon.wait(timeout: 60, "the broken upload rejected") { Daemon.entries("\(spool)/rejected").count == 1 }
+        let rejected = try #require(Daemon.entries("\(spool)/rejected").first)
+        let page = try console.request("GET", "/console/jobs/\(rejected)", token: console.readToken)
+        #expect(page.status == 200 && page.body.contains("<pre class=\"log\">") && page.body.contains("transcode started"),
+                "the detail shows the log's tail: \(page.body.suffix(1500))")
         _ = daemon
     }
 }

@@ -52,7 +52,7 @@ public struct JobRunner: Sendable {
     /// ladder can be played.
     public func run(input: TranscodeJob.Input, output: String, jobDirectory: String, stageOnly: Bool = false,
                     attempt: Int64? = nil, publishedVersion: String? = nil,
-                    playable: (@Sendable (JobPlayable) async -> Void)? = nil,
+                    playable: (@Sendable (JobPlayable) async -> Void)? = nil, logTail: JobLogTail? = nil,
                     stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
         let resultPath = "\(jobDirectory)/result.json"
         let playablePath = "\(jobDirectory)/playable.json"
@@ -64,7 +64,7 @@ public struct JobRunner: Sendable {
         let process: Process
         let spawned = Date()
         do {
-            process = try start(request)
+            process = try start(request, logTail: logTail)
         } catch {
             return .retryable(code: "internal", message: "\(error)")
         }
@@ -77,7 +77,7 @@ public struct JobRunner: Sendable {
     }
 
     /// Starts `ingestd job-run` with the request as its argument and the allow-listed environment.
-    private func start(_ request: JobRequest) throws -> Process {
+    private func start(_ request: JobRequest, logTail: JobLogTail?) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         do {
@@ -88,11 +88,13 @@ public struct JobRunner: Sendable {
         process.environment = Self.environment(ProcessInfo.processInfo.environment)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
+        if let logTail { process.standardError = logTail.pipe }
         do {
             try process.run()
         } catch {
             throw CannotStart(description: "cannot start job process: \(error)")
         }
+        logTail?.start()
         return process
     }
 

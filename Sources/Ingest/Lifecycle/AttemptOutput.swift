@@ -44,6 +44,9 @@ public struct AttemptOutput: Sendable {
     public private(set) var adopted = false
     /// The upload's own id (`upload.json`'s), for the webhook.
     public var uploadID: String?
+    /// The last lines the job process logged (at most ``JobLogTail/limit`` bytes), kept with the
+    /// attempt's end event when it did not publish.
+    public var log: String?
     /// The clock webhook events are stamped with; nil: the worker records no webhooks.
     public var webhookClock: SharedClock?
     /// Runs inside the store's fence once the output is in place; nil in production (the

@@ -26,10 +26,13 @@ extension JobWorker {
                 }
             }
         }
+        let tail = JobLogTail()
         let outcome = await prepared.runner.run(input: prepared.input, output: writeTo, jobDirectory: prepared.directory,
-                                                stageOnly: true, attempt: job.token, playable: showing(job, output, mirror: mirror, log: log)) {
+                                                stageOnly: true, attempt: job.token, playable: showing(job, output, mirror: mirror, log: log),
+                                                logTail: tail) {
             stop.value || lease.value
         }
+        output.log = tail.text()
         mirroring?.cancel()
         await mirroring?.value  // its last round ends before the end's upload begins
         switch outcome {

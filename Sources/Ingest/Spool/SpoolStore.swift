@@ -96,7 +96,7 @@ public final class SpoolStore: JobStore {
             try spool.finish(record, as: .archive)
         case .rejected(let reason), .failed(let reason):
             let state: SpoolLayout.State = filed.label == "rejected" ? .rejected : .failed
-            events.append(filed.label, job.id, ["code": reason.code, "message": reason.message, "attempts": reason.attempts])
+            events.append(filed.label, job.id, Self.logged(output, ["code": reason.code, "message": reason.message, "attempts": reason.attempts]))
             try output.webhook(filed).map { try outbox?.record($0) }
             record.attempts = reason.attempts
             record.lastError = reason.message
@@ -105,7 +105,8 @@ public final class SpoolStore: JobStore {
             record.attempts = reason.attempts
             record.lastError = reason.message
             record.notBefore = Date().addingTimeInterval(after.seconds)
-            events.append("retry", job.id, ["code": reason.code, "message": reason.message, "attempts": reason.attempts, "delay": after.seconds])
+            events.append("retry", job.id, Self.logged(output, ["code": reason.code, "message": reason.message, "attempts": reason.attempts,
+                                                                "delay": after.seconds]))
             try spool.update(record)
         case .released:
             events.append("interrupted", job.id, [:])
@@ -160,6 +161,13 @@ public final class SpoolStore: JobStore {
 
     public func abandon(_ job: ClaimedJob) async {
         held.withLock { $0.removeValue(forKey: job.id) }?.release()
+    }
+
+    /// An end event's `fields`, with the job process's last lines when it logged any.
+    static func logged(_ output: AttemptOutput, _ fields: [String: any Sendable]) -> [String: any Sendable] {
+        var fields = fields
+        if let log = output.log { fields["log"] = log }
+        return fields
     }
 
     /// `end` with its reason's message naming where the upload is filed, not `work/`.
