@@ -130,6 +130,11 @@ struct ConsolePages: Sendable {
             "progress": job.state == .running ? job.progress.map { "\($0) %" } as Any : nil as String?,
             "output": job.output as Any,
             "history": history.map(historyRow),
+            "attemptRows": AttemptRow.attempts(in: history).map { attempt in
+                ["number": attempt.number.map(String.init) ?? "", "host": attempt.host ?? "", "started": Self.time(attempt.started),
+                 "took": attempt.ended.map { String(format: "%.1f s", $0.timeIntervalSince(attempt.started)) } ?? "running",
+                 "result": attempt.result ?? "", "code": attempt.code ?? "", "log": attempt.log as Any]
+            },
         ]
         if let reason = job.reason { values["reason"] = ["code": reason.code, "message": reason.message] }
         if canRetry, job.state == .failed || job.state == .rejected {
@@ -139,6 +144,7 @@ struct ConsolePages: Sendable {
             values["limits"] = ["rows": limits(manifest)]
             values["ladder"] = ["renditions": manifest.renditions.map { rung in
                 ["name": rung.name, "size": "\(rung.width)×\(rung.height)", "bitrate": "\(rung.averageBandwidth / 1000) kbit/s",
+                 "bytes": String(format: "%.2f MB", Double(rung.averageBandwidth) * manifest.durationSeconds / 8e6),
                  "segments": rung.segments, "codecs": rung.codecs]
             }]
             if let cdnURL, job.state == .published || job.playable == true {
@@ -151,14 +157,14 @@ struct ConsolePages: Sendable {
         return render("job", values)
     }
 
-    /// One event: its fields as JSON, and the job process's last lines (`log`) apart, as text.
+    /// One event: its fields as JSON, without the job process's last lines (`log`: the attempts
+    /// table shows them).
     func historyRow(_ event: JobHistoryEvent) -> [String: Any] {
         var row: [String: Any] = ["at": Self.time(event.at), "atISO": Self.time(event.at), "event": event.event, "data": event.data]
         if var fields = try? JSONSerialization.jsonObject(with: Data(event.data.utf8)) as? [String: Any],
            let log = fields.removeValue(forKey: "log") as? String,
            let rest = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) {
-            row["data"] = String(decoding: rest, as: UTF8.self)
-            row["log"] = log
+            row["data"] = String(decoding: rest, as: UTF8.self) + " (and the job process's last \(log.utf8.count) bytes)"
         }
         return row
     }

@@ -71,18 +71,21 @@ enum ConsoleTemplates {
         {{#playable}}<dt>playable</dt><dd>yes, while it is made</dd>{{/playable}}
         {{#reason}}<dt>reason</dt><dd><code>{{code}}</code> {{message}}</dd>{{/reason}}
         {{#output}}<dt>output</dt><dd><code>{{output}}</code></dd>{{/output}}</dl>
+        <h2>Attempts</h2><table class="attempts"><thead><tr><th>#</th><th>host</th><th>started</th><th>took</th><th>result</th><th>reason</th></tr></thead><tbody>
+        {{#attemptRows}}<tr><td>{{number}}</td><td>{{host}}</td><td>{{started}}</td><td>{{took}}</td><td>{{result}}</td><td><code>{{code}}</code>
+        {{#log}}<details><summary>the job process's last lines</summary><pre class="log">{{log}}</pre></details>{{/log}}</td></tr>{{/attemptRows}}
+        {{^attemptRows}}<tr><td colspan="6" class="empty">No attempt yet.</td></tr>{{/attemptRows}}</tbody></table>
         {{#retry}}<form method="post" action="/console/jobs/retry"><input type="hidden" name="id" value="{{id}}">
         <input type="hidden" name="rejected" value="{{rejected}}"><input type="hidden" name="back" value="/console/jobs/{{id}}">
         <button>Retry this job</button></form>{{/retry}}
         {{#limits}}<h2>Against the limits</h2><table><thead><tr><th></th><th>source</th><th>limit</th></tr></thead><tbody>
         {{#rows}}<tr><td>{{name}}</td><td>{{value}}</td><td>{{limit}}</td></tr>{{/rows}}</tbody></table>{{/limits}}
-        {{#ladder}}<h2>Ladder</h2><table><thead><tr><th>rung</th><th>size</th><th>bitrate</th><th>segments</th><th>codec</th></tr></thead><tbody>
-        {{#renditions}}<tr><td>{{name}}</td><td>{{size}}</td><td>{{bitrate}}</td><td>{{segments}}</td><td>{{codecs}}</td></tr>{{/renditions}}</tbody></table>{{/ladder}}
+        {{#ladder}}<h2>Ladder</h2><table><thead><tr><th>rung</th><th>size</th><th>average bitrate</th><th>bytes (from it)</th><th>segments</th><th>codec</th></tr></thead><tbody>
+        {{#renditions}}<tr><td>{{name}}</td><td>{{size}}</td><td>{{bitrate}}</td><td>{{bytes}}</td><td>{{segments}}</td><td>{{codecs}}</td></tr>{{/renditions}}</tbody></table>{{/ladder}}
         {{#media}}<div class="media">{{#poster}}<img src="{{poster}}" alt="poster of {{id}}" width="180">{{/poster}}
         <video id="player" controls muted playsinline preload="metadata" src="{{master}}" width="360"></video></div>{{/media}}
         <h2>History</h2><table class="history"><thead><tr><th>at</th><th>event</th><th>details</th></tr></thead><tbody>
-        {{#history}}<tr><td><time datetime="{{atISO}}">{{at}}</time></td><td>{{event}}</td><td><code>{{data}}</code>
-        {{#log}}<details><summary>the job process's last lines</summary><pre class="log">{{log}}</pre></details>{{/log}}</td></tr>{{/history}}
+        {{#history}}<tr><td><time datetime="{{atISO}}">{{at}}</time></td><td>{{event}}</td><td><code>{{data}}</code></td></tr>{{/history}}
         {{^history}}<tr><td colspan="3" class="empty">No events kept.</td></tr>{{/history}}</tbody></table>
         """
 
