@@ -104,3 +104,31 @@ public final class ConsoleProcess {
         return answer
     }
 }
+
+/// A directory served over HTTP on a free loopback port with the HLS MIME types
+/// (Benchmarks/lib/hls_play.py's server), standing in for the CDN in front of `--cdn`.
+public final class CDNServer {
+    public let process = Process()
+    public let url: String
+
+    public init(root: String) throws {
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", """
+            import sys, time; sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[2]); import hls_play
+            print(hls_play.serve(sys.argv[1]).server_address[1], flush=True); time.sleep(86400)
+            """, root, "\(Paths.root)/Benchmarks/lib"]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let port = Int(line) else { throw Tool.ProbeFailure(message: "the CDN server did not start: \(line)") }
+        url = "http://127.0.0.1:\(port)/"
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}

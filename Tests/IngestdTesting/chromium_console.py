@@ -11,6 +11,8 @@ DevTools protocol on a pipe (Benchmarks/lib/hls_play.py's CDP class). In order:
   2. The list: every row's id and state, as the page shows them; a screenshot.
   3. Tick JOB, press "Retry selected" (the form posts, the browser follows the 303), then mark
      the page and wait, without navigating, until the row says `published` (the live stream).
+  3b. JOB's page: when it has a player (the console runs with --cdn-url), plays it until 1 s
+     (`player`: currentTime, videoHeight, error).
   4. A cross-site page (a data: URL) posts a retry of CROSS_JOB: its answer's status.
   5. A second browser context logs in with READ_TOKEN: the boxes and buttons it is shown, and
      the status of a same-origin POST its page makes anyway.
@@ -126,6 +128,11 @@ def main():
         out["shot_overview"] = screenshot(cdp, s, os.path.join(shots, "console-overview.png"))
         out["detail"] = loaded(cdp, s, f"{base}/console/jobs/{job}", timeout)
         out["detail_text"] = js(cdp, s, "document.querySelector('main').innerText")
+        if js(cdp, s, "!!document.getElementById('player')"):
+            js(cdp, s, "document.getElementById('player').play()")
+            wait_for(cdp, s, "(v => v.currentTime >= 1 || v.error)(document.getElementById('player'))", timeout)
+            out["player"] = json.loads(js(cdp, s, "(v => JSON.stringify({currentTime: v.currentTime, videoHeight: v.videoHeight, "
+                                                  "error: v.error && v.error.message}))(document.getElementById('player'))"))
 
         page = ("<form method=post action='" + base + "/console/jobs/retry'><input name=id value='" + cross + "'></form>"
                 "<script>document.forms[0].submit()</script>")

@@ -22,7 +22,9 @@ struct ConsoleTests {
         let failed = Daemon.entries("\(spool)/failed").sorted()
         let (job, cross) = (failed[0], failed[1])
         let daemon = try Daemon(spool: spool, cdn: cdn, environment: ["INGESTD_LOG_LEVEL": "info"])
-        let console = try ConsoleProcess(["--spool", spool, "--cdn", cdn, "--refresh", "0.5"], directory: base, log: "\(base)/console.log")
+        let server = try CDNServer(root: cdn)
+        let console = try ConsoleProcess(["--spool", spool, "--cdn", cdn, "--refresh", "0.5", "--cdn-url", server.url], directory: base,
+                                         log: "\(base)/console.log")
 
         // The list says what `status --json` says, job by job.
         let listed = try console.json("/console/jobs")["jobs"] as? [[String: Any]] ?? []
@@ -51,6 +53,9 @@ struct ConsoleTests {
         #expect(seen.last?.hasPrefix("published") == true && answer["kept"] as? Int == 42,
                 "the open page shows it published, without a reload: \(seen), kept \(answer["kept"] ?? "nil")")
         #expect((answer["detail_text"] as? String)?.contains("retried") == true, "the job's history has its retry")
+        let player = answer["player"] as? [String: Any] ?? [:]
+        #expect((player["currentTime"] as? Double ?? 0) >= 1 && (player["videoHeight"] as? Int ?? 0) > 0,
+                "the job's page plays its ladder from the CDN: \(player)")
         #expect(answer["cross_site_status"] as? Int == 401, "a cross-site post carries no cookie (SameSite=Strict)")
         #expect(answer["read_controls"] as? Int == 0 && answer["read_post_status"] as? Int == 403, "\(answer)")
         #expect((answer["page_errors"] as? [String] ?? []).isEmpty, "no script errors, no CSP refusals: \(answer["page_errors"] ?? "")")
