@@ -12,7 +12,8 @@ extension SpoolStore: JobBrowser {
         var rows: [JobRow] = []
         for entry in entries(query.state).prefix(Self.scanCap) {
             if let after = query.after, !(entry.cursor < after) { continue }
-            guard let row = row(entry), query.state.map({ row.state == $0 }) ?? true, query.matches(row) else { continue }
+            let row = row(entry)
+            guard query.state.map({ row.state == $0 }) ?? true, query.matches(row) else { continue }
             if rows.count == query.limit { return JobPage(rows: rows, next: rows.last.map(JobCursor.init)) }
             rows.append(row)
         }
@@ -22,7 +23,8 @@ extension SpoolStore: JobBrowser {
     public func latest(perState limit: Int) async throws -> [JobRow] {
         var rows: [JobRow] = [], counts: [JobSnapshot.State: Int] = [:]
         for entry in entries(nil).prefix(Self.scanCap) {
-            guard let row = row(entry), counts[row.state, default: 0] < limit else { continue }
+            let row = row(entry)
+            guard counts[row.state, default: 0] < limit else { continue }
             counts[row.state, default: 0] += 1
             rows.append(row)
         }
@@ -97,30 +99,15 @@ extension SpoolStore: JobBrowser {
         return entries.sorted { $0.cursor > $1.cursor }
     }
 
-    /// What the folder says of its job, or nil when it is gone or unreadable.
-    func row(_ entry: Entry) -> JobRow? {
-        let directory = layout.job(entry.id, in: entry.folder)
-        let record = JSONFile.read(JobRecord.self, from: "\(directory)/job.json")
-        var row = JobRow(id: entry.id, state: .queued, input: record?.original ?? "", attempts: record?.attempts ?? 0,
-                         createdAt: record?.receivedAt ?? entry.changed, updatedAt: entry.changed, micros: entry.cursor.micros)
-        switch entry.folder {
-        case .work where JobLock.isHeld(directory: directory):
-            row.state = .running
-            row.host = HostName.current
-            row.attempts += 1
-            row.progress = JobSnapshot.percent(JSONFile.read(JobProgress.self, from: "\(directory)/progress.json")?.fraction ?? 0)
-            row.playable = FileManager.default.fileExists(atPath: Self.playableRecord(layout, entry.id))
-        case .work, .queued:
-            break
-        case .archive:
-            row.state = .published
-            row.attempts += 1
-        case .rejected, .failed:
-            row.state = entry.folder == .failed ? .failed : .rejected
-            let reason = JSONFile.read(Reason.self, from: "\(directory)/reason.json")
-            row.code = reason?.code
-            row.attempts = reason?.attempts ?? row.attempts
-        }
-        return row
+    /// The folder's job as a list row: what ``SpoolStore/job(_:in:layout:cdn:record:)`` says of
+    /// it (no manifest read), with its original's name and the folder's times.
+    func row(_ entry: Entry) -> JobRow {
+        let record = JSONFile.read(JobRecord.self, from: "\(layout.job(entry.id, in: entry.folder))/job.json")
+        let job = Self.job(entry.id, in: entry.folder, layout: layout, cdn: nil, record: record)
+        let running = job.state == .running
+        return JobRow(id: entry.id, state: job.state, input: record?.original ?? "", host: running ? HostName.current : nil,
+                      attempts: job.attempts, code: job.reason?.code, createdAt: record?.receivedAt ?? entry.changed,
+                      updatedAt: entry.changed, micros: entry.cursor.micros, progress: running ? job.progress : nil,
+                      playable: job.playable == true)
     }
 }
