@@ -92,13 +92,13 @@ struct ConsoleHandler: Sendable {
         }
         if wantsJSON(request) { return json(JobsAnswer(page)) }
         let matching: Int? = switch filter.state {
-        case .failed?, .rejected?: filter.isTab ? min(filter.state == .failed ? shared.overview.states.failed : shared.overview.states.rejected, retryCap)
-                                                : try await matchingIDs(filter).count
+        case let state? where state == .failed || state == .rejected:
+            filter.isTab ? min(shared.overview.states[state], retryCap) : try await matchingIDs(filter).count
         default: nil
         }
         let body = pages.jobs(page.rows, filter: filter, next: page.next, matching: matching, canRetry: identity.role >= .operate)
         return html(pages.page(title: filter.state?.rawValue ?? "All jobs", body: body, live: filter.view, shared: shared, identity: identity,
-                               tab: filter.isTab || filter.state != nil ? filter.state?.rawValue ?? "all" : "all", notice: notice(request)))
+                               tab: filter.state?.rawValue ?? "all", notice: notice(request)))
     }
 
     func jobPage(_ request: Request, _ identity: ConsoleIdentity, id: String) async throws -> Response {

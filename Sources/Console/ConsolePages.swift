@@ -47,10 +47,8 @@ struct ConsolePages: Sendable {
     }
 
     func tabs(_ overview: JobOverview, current: String?) -> [[String: Any]] {
-        let states = overview.states
-        let counted: [(String, String, Int?)] = [("", "overview", nil), ("all", "all", nil), ("queued", "queued", states.queued),
-                                                  ("running", "running", states.running), ("published", "published", states.published),
-                                                  ("rejected", "rejected", states.rejected), ("failed", "failed", states.failed)]
+        let counted: [(String, String, Int?)] = [("", "overview", nil), ("all", "all", nil)]
+            + JobSnapshot.State.allCases.map { ($0.rawValue, $0.rawValue, overview.states[$0]) }
         return counted.map { key, label, count in
             ["href": key.isEmpty ? "/console/" : key == "all" ? "/console/jobs" : "/console/jobs?state=\(key)", "label": label,
              "key": key, "count": count.map { Self.count($0, cap: overview.cap) } as Any,
@@ -63,10 +61,7 @@ struct ConsolePages: Sendable {
 
     /// The SSE payload's counts, by tab key.
     static func counts(_ overview: JobOverview) -> [String: String] {
-        let s = overview.states
-        return ["queued": count(s.queued, cap: overview.cap), "running": count(s.running, cap: overview.cap),
-                "published": count(s.published, cap: overview.cap), "rejected": count(s.rejected, cap: overview.cap),
-                "failed": count(s.failed, cap: overview.cap)]
+        Dictionary(uniqueKeysWithValues: JobSnapshot.State.allCases.map { ($0.rawValue, count(overview.states[$0], cap: overview.cap)) })
     }
 
     /// Why no upload would be processed now, if so: no worker host ready (the fleet).

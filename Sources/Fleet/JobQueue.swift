@@ -99,9 +99,7 @@ public struct JobQueue: Sendable {
     public func job(_ id: String) async throws -> JobSnapshot? {
         try await client.withConnection(within: timeout) { [logger] connection in
             let rows = try await connection.query("""
-                SELECT state, attempts, output, manifest::text, reason::text,
-                       CASE WHEN state = 'running' THEN CASE WHEN progress_token = token THEN progress ELSE 0 END END,
-                       state = 'running' AND playable_token IS NOT DISTINCT FROM token
+                SELECT state, attempts, output, manifest::text, reason::text, \(unescaped: Self.attemptColumns)
                   FROM ingestd_jobs WHERE id = \(id)
                 """, logger: logger)
             for try await (state, attempts, output, manifest, reason, progress, playable)
@@ -116,6 +114,14 @@ public struct JobQueue: Sendable {
             return nil
         }
     }
+
+    /// The running attempt's progress (its own report, 0 before the first) and whether its
+    /// video can be played (shown by that attempt), for a row of `ingestd_jobs`: nil and false
+    /// for any other state or attempt.
+    static let attemptColumns = """
+        CASE WHEN state = 'running' THEN CASE WHEN progress_token = token THEN progress ELSE 0 END END,
+        coalesce(state = 'running' AND playable_token = token, false)
+        """
 
     /// Why a fenced write did not happen.
     public struct FenceLost: Error, CustomStringConvertible {

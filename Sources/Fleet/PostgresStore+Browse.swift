@@ -49,9 +49,7 @@ extension PostgresStore: JobBrowser {
     /// What a ``JobRow`` is read from (``rows(_:)`` decodes them in this order).
     static let rowColumns = """
         id, state, input, worker, attempts, reason ->> 'code', created_at, updated_at,
-        (extract(epoch FROM updated_at) * 1000000)::bigint,
-        CASE WHEN state = 'running' AND progress_token = token THEN progress END,
-        coalesce(state = 'running' AND playable_token = token, false)
+        (extract(epoch FROM updated_at) * 1000000)::bigint, \(JobQueue.attemptColumns)
         """
 
     static func rows(_ rows: PostgresRowSequence) async throws -> [JobRow] {
@@ -112,13 +110,7 @@ extension PostgresStore: JobBrowser {
               FROM unnest(ARRAY['queued', 'running', 'published', 'rejected', 'failed']) AS s(state)
             """, logger: logger)
         for try await (state, count) in rows.decode((String, Int).self) {
-            switch state {
-            case "queued": status.queued = count
-            case "running": status.running = count
-            case "published": status.published = count
-            case "rejected": status.rejected = count
-            default: status.failed = count
-            }
+            if let state = JobSnapshot.State(rawValue: state) { status[state] = count }
         }
         return status
     }

@@ -23,14 +23,7 @@ extension PostgresStore {
         var status = JobStoreStatus()
         let rows = try await connection.query("SELECT state, count(*)::bigint FROM ingestd_jobs GROUP BY state", logger: logger)
         for try await (state, count) in rows.decode((String, Int64).self) {
-            switch state {
-            case "queued": status.queued = Int(count)
-            case "running": status.running = Int(count)
-            case "published": status.published = Int(count)
-            case "rejected": status.rejected = Int(count)
-            case "failed": status.failed = Int(count)
-            default: break
-            }
+            if let state = JobSnapshot.State(rawValue: state) { status[state] = Int(count) }
         }
         return status
     }

@@ -123,6 +123,28 @@ public struct JobStoreStatus: Sendable, Equatable, Codable {
         self.failed = failed
     }
 
+    /// The count of jobs in `state`.
+    public subscript(_ state: JobSnapshot.State) -> Int {
+        get {
+            switch state {
+            case .queued: queued
+            case .running: running
+            case .published: published
+            case .rejected: rejected
+            case .failed: failed
+            }
+        }
+        set {
+            switch state {
+            case .queued: queued = newValue
+            case .running: running = newValue
+            case .published: published = newValue
+            case .rejected: rejected = newValue
+            case .failed: failed = newValue
+            }
+        }
+    }
+
     /// `jobs: queued 1, running 2, published 3, rejected 0, failed 0`, for `status`.
     public var line: String {
         "jobs: queued \(queued), running \(running), published \(published), rejected \(rejected), failed \(failed)"
