@@ -24,13 +24,15 @@ public struct ConsoleIdentity: Sendable, Equatable {
 /// blank lines skipped), in a file only its owner can read, like every secret file. Tokens are
 /// compared in constant time.
 public struct ConsoleTokens: Sendable {
-    let entries: [(role: ConsoleRole, token: [UInt8], hash: String)]
+    /// Each token's role and SHA-256 (tokens are compared by digest: swift-crypto's `==` on
+    /// digests takes the same time wherever they differ).
+    let entries: [(role: ConsoleRole, digest: SHA256.Digest)]
 
     /// Reads and checks `path`; the error names the file and the line.
     public init(path: String) throws(SecretFileError) {
         func refuse(_ reason: String) -> SecretFileError { SecretFileError(purpose: "console tokens file", path: path, reason: reason) }
         let text = String(decoding: try SecretFile.ownerOnly(path, purpose: "console tokens file"), as: UTF8.self)
-        var entries: [(ConsoleRole, [UInt8], String)] = []
+        var entries: [(ConsoleRole, SHA256.Digest)] = []
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let fields = line.split(whereSeparator: \.isWhitespace)
             guard let first = fields.first, !first.hasPrefix("#") else { continue }
@@ -38,7 +40,7 @@ public struct ConsoleTokens: Sendable {
                 throw refuse("line \(number + 1): expected `read TOKEN` or `operate TOKEN`")
             }
             guard fields[1].utf8.count >= 16 else { throw refuse("line \(number + 1): a token needs at least 16 characters (openssl rand -hex 24)") }
-            entries.append((role, Array(fields[1].utf8), Self.hash(Array(fields[1].utf8))))
+            entries.append((role, SHA256.hash(data: Array(fields[1].utf8))))
         }
         guard !entries.isEmpty else { throw refuse("no tokens in it (one `read TOKEN` or `operate TOKEN` per line)") }
         self.entries = entries
@@ -46,21 +48,8 @@ public struct ConsoleTokens: Sendable {
 
     /// The identity `token` gives, or nil for an unknown token.
     public func identity(_ token: some StringProtocol) -> ConsoleIdentity? {
-        let given = Array(token.utf8)
-        var found: ConsoleIdentity?
-        for entry in entries where Self.equal(entry.token, given) {
-            found = ConsoleIdentity(role: entry.role, tokenHash: entry.hash)
-        }
-        return found
-    }
-
-    /// Compares every byte whatever differs first (no timing hints at a token's prefix).
-    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
-    }
-
-    static func hash(_ token: [UInt8]) -> String {
-        SHA256.hash(data: token).prefix(6).map { String(format: "%02x", $0) }.joined()
+        let given = SHA256.hash(data: Array(token.utf8))
+        guard let entry = entries.first(where: { $0.digest == given }) else { return nil }
+        return ConsoleIdentity(role: entry.role, tokenHash: given.prefix(6).map { String(format: "%02x", $0) }.joined())
     }
 }
