@@ -6,14 +6,27 @@ APT_PACKAGES := pkg-config ffmpeg python3 libavformat-dev libavcodec-dev libavut
 # fleet's tests and demo (started by them in a temporary directory, never the system's cluster);
 # libwebp's own tools (webpmux, dwebp) to read the animated preview, which FFmpeg cannot decode;
 # faults made for real: faketime (a worker's clock off), openssl (the test's own CAs), curl;
-# chromium, whose native HLS player plays a ladder straight from a bucket (BucketTranscodeTests).
+# chromium, whose native HLS player plays a ladder straight from a bucket (BucketTranscodeTests);
+# nginx, which serves a CDN directory with deploy/nginx/ingestd-cdn.conf (Tests/IngestdTesting/nginx_cdn.py).
 TEST_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good \
-                 gstreamer1.0-plugins-bad gstreamer1.0-libav postgresql webp faketime openssl curl chromium
+                 gstreamer1.0-plugins-bad gstreamer1.0-libav postgresql webp faketime openssl curl chromium nginx
 PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfilter
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
+# `make install`: PREFIX/bin/ingestd, PREFIX/share/ingestd/{presets,nginx,systemd},
+# PREFIX/lib/systemd/system (a directory systemd reads for PREFIX /usr/local and /usr), and
+# PREFIX/share/doc/ingestd. DESTDIR stages it all elsewhere (a package, an image).
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/ingestd
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DOCDIR ?= $(PREFIX)/share/doc/ingestd
+INSTALL ?= install
+UNITS := deploy/ingestd.service deploy/ingestd-worker.service deploy/ingestd-serve.service \
+         deploy/ingestd-console.service deploy/ingestd-sweep.service deploy/ingestd-sweep.timer
 
-.PHONY: bench-console bench-playable bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: release-static install test-nginx bench-console bench-playable bench-busy bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -33,6 +46,41 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release
+
+# The binary that runs without the toolchain: the Swift runtime and Foundation linked in
+# (--static-swift-stdlib); it needs only Debian's FFmpeg 5.1 libraries, libxml2 and glibc
+# (deploy/Containerfile installs exactly those). Same path as `make release`: whichever ran last.
+release-static: deps
+	$(SWIFT) build -c release --product ingestd --static-swift-stdlib
+
+# Builds release-static, then installs it with the presets (found by the binary in
+# BIN/../share/ingestd/presets), the systemd units (their paths rewritten for PREFIX; enable them
+# yourself), the spool daemon's network drop-in as an example only (PREFIX/share/ingestd/systemd/:
+# the daemon stays isolated until it is copied to /etc/systemd/system/ingestd.service.d/), the
+# nginx rules for the CDN (deploy/nginx/) and the docs. No man pages yet: `ingestd help` and
+# docs/CLI.md.
+install: release-static
+	@if ldd .build/release/ingestd | grep -E 'libswift|libFoundation|not found'; then \
+		echo "error: .build/release/ingestd still needs the toolchain's libraries (rebuild with make release-static)"; exit 1; fi
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/presets $(DESTDIR)$(DATADIR)/nginx \
+		$(DESTDIR)$(DATADIR)/systemd/ingestd.service.d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 755 .build/release/ingestd $(DESTDIR)$(BINDIR)/ingestd
+	$(INSTALL) -m 644 Presets/*.json $(DESTDIR)$(DATADIR)/presets/
+	$(INSTALL) -m 644 deploy/nginx/ingestd-cdn.conf $(DESTDIR)$(DATADIR)/nginx/
+	@for unit in $(UNITS) deploy/ingestd.service.d/network.conf; do \
+		case $$unit in *.conf) target=$(DESTDIR)$(DATADIR)/systemd/ingestd.service.d/$$(basename $$unit) ;; \
+		               *) target=$(DESTDIR)$(UNITDIR)/$$(basename $$unit) ;; esac; \
+		sed -e 's|/usr/local/bin/ingestd|$(BINDIR)/ingestd|g' -e 's|/usr/local/share/ingestd|$(DATADIR)|g' \
+		    -e 's|/usr/local/share/doc/ingestd|$(DOCDIR)|g' $$unit > $$target.tmp && chmod 644 $$target.tmp && mv $$target.tmp $$target && \
+		echo "installed $$target"; \
+	done
+	$(INSTALL) -m 644 README.md docs/*.md docs/openapi.yaml $(DESTDIR)$(DOCDIR)/
+	@echo "installed $(DESTDIR)$(BINDIR)/ingestd; then: useradd --system ingestd, systemctl daemon-reload, see the units' headers"
+
+# deploy/nginx/ingestd-cdn.conf rule by rule against Debian's nginx (Tests/nginx_cdn_check.sh).
+test-nginx:
+	@[ -x /usr/sbin/nginx ] && command -v curl >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx curl python3 >/dev/null; }
+	Tests/nginx_cdn_check.sh
 
 # Starts the daemon on a fresh spool under $(DEMO_OUT), drops every sample in, waits until each
 # is published or rejected, stops the daemon (SIGTERM) and says where everything is.
@@ -75,6 +123,14 @@ bench-passthrough: release
 bench-playable: release
 	python3 Benchmarks/playable.py .build/release/ingestd $${BENCH_OUT:-bench-out}/playable $${ROUNDS:-3}
 
+# The busy host (#49): `watch --jobs 3` on this machine, a 60 s app upload shown while it grows,
+# four 20 s camera originals dropped the moment it shows; an RFC 8216 §6.3.4 viewer on every
+# variant of each from first sight (Tests/IngestdTesting/hls_viewer.py; the CDN served by nginx
+# with deploy/nginx/ingestd-cdn.conf): times to playable, stalls, CPU, and the shown videos'
+# margin over time from /metrics (Benchmarks/busy.py; its --fleet: `worker --jobs 3` on PostgreSQL).
+bench-busy: release
+	python3 Benchmarks/busy.py .build/release/ingestd $${BENCH_OUT:-bench-out}/busy
+
 # The operator console (#42) with 100 000 jobs in a real PostgreSQL: each page's p50/p95, and the
 # database statements it runs with 1 and with 50 open pages beside per-viewer counting
 # (Benchmarks/console.py; JOBS=n for another size).
@@ -115,7 +171,7 @@ bench-s3: release test-deps-python
 	Benchmarks/s3.sh
 
 test-deps: deps
-	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! command -v faketime >/dev/null || ! command -v openssl >/dev/null || ! command -v curl >/dev/null || ! command -v chromium >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	@if ! command -v gst-launch-1.0 >/dev/null || ! command -v webpmux >/dev/null || ! command -v faketime >/dev/null || ! command -v openssl >/dev/null || ! command -v curl >/dev/null || ! command -v chromium >/dev/null || ! [ -x /usr/sbin/nginx ] || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing Debian packages: $(TEST_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; \
 	fi

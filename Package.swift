@@ -115,7 +115,7 @@ let package = Package(
         // real webhook receiver, a daemon under test.
         .target(name: "IngestdTesting", dependencies: [
             "Transcode", "Ingest", .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py", "sigv4_reference.py", "s3_check.py", "http_fault_proxy.py", "validate_manifests.py", "tus_client.py", "chromium_play.py", "chromium_console.py"]),
+        ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py", "sigv4_reference.py", "s3_check.py", "http_fault_proxy.py", "validate_manifests.py", "tus_client.py", "chromium_play.py", "chromium_console.py", "nginx_cdn.py", "hls_viewer.py"]),
         .testTarget(name: "IngestdTests", dependencies: [
             "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads", "Console",
             .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -122,7 +122,8 @@ struct ConsolePages: Sendable {
     func job(_ job: JobSnapshot, history: [JobHistoryEvent], canRetry: Bool) -> String {
         var values: [String: Any] = [
             "id": job.id, "state": job.state.rawValue, "attempts": job.attempts, "playable": job.playable == true,
-            "progress": job.state == .running ? job.progress.map { "\($0) %" } as Any : nil as String?,
+            "ahead": job.aheadSeconds.map { String(format: "%.1f s", $0) } as Any,
+            "progress": (job.state == .running ? job.progress.map { "\($0) %" } : nil) as Any,
             "output": job.output as Any,
             "history": history.map(historyRow),
             "attemptRows": AttemptRow.attempts(in: history).map { attempt in
@@ -142,12 +143,12 @@ struct ConsolePages: Sendable {
                  "bytes": String(format: "%.2f MB", Double(rung.averageBandwidth) * manifest.durationSeconds / 8e6),
                  "segments": rung.segments, "codecs": rung.codecs]
             }]
-            if let cdnURL, job.state == .published || job.playable == true {
-                values["media"] = ["master": "\(cdnURL)\(job.id)/\(manifest.master)",
-                                   "poster": manifest.posters.first.map { "\(cdnURL)\(job.id)/\($0.path)" } as Any]
+            if let cdnURL, let place = job.place, job.state == .published || job.playable == true {
+                values["media"] = ["master": place.url(manifest.master, cdnURL: cdnURL),
+                                   "poster": manifest.posters.first.map { place.url($0.path, cdnURL: cdnURL) } as Any]
             }
-        } else if let cdnURL, job.playable == true {
-            values["media"] = ["master": "\(cdnURL)\(job.id)/master.m3u8"]
+        } else if let cdnURL, let place = job.place, job.playable == true {
+            values["media"] = ["master": place.url("master.m3u8", cdnURL: cdnURL)]
         }
         return render("job", values)
     }

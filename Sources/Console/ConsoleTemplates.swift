@@ -68,7 +68,7 @@ enum ConsoleTemplates {
         <h1>{{id}} <span class="state state-{{state}}">{{state}}</span></h1>
         <dl class="facts"><dt>attempts</dt><dd>{{attempts}}</dd>
         {{#progress}}<dt>progress</dt><dd>{{progress}}</dd>{{/progress}}
-        {{#playable}}<dt>playable</dt><dd>yes, while it is made</dd>{{/playable}}
+        {{#playable}}<dt>playable</dt><dd>yes, while it is made{{#ahead}}: {{ahead}} ahead of real time{{/ahead}}</dd>{{/playable}}
         {{#reason}}<dt>reason</dt><dd><code>{{code}}</code> {{message}}</dd>{{/reason}}
         {{#output}}<dt>output</dt><dd><code>{{output}}</code></dd>{{/output}}</dl>
         <h2>Attempts</h2><table class="attempts"><thead><tr><th>#</th><th>host</th><th>started</th><th>took</th><th>result</th><th>reason</th></tr></thead><tbody>

@@ -99,16 +99,19 @@ public struct JobQueue: Sendable {
     public func job(_ id: String) async throws -> JobSnapshot? {
         try await client.withConnection(within: timeout) { [logger] connection in
             let rows = try await connection.query("""
-                SELECT state, attempts, output, manifest::text, reason::text, \(unescaped: Self.attemptColumns)
+                SELECT state, attempts, output, manifest::text, reason::text, \(unescaped: Self.attemptColumns),
+                       CASE WHEN state = 'running' AND playable_token = token AND progress_token = token AND NOT listed_ended
+                            THEN listed_seconds - extract(epoch FROM now() - playable_at)::double precision END
                   FROM ingestd_jobs WHERE id = \(id)
                 """, logger: logger)
-            for try await (state, attempts, output, manifest, reason, progress, playable)
-                in rows.decode((String, Int, String?, String?, String?, Int?, Bool).self) {
+            for try await (state, attempts, output, manifest, reason, progress, playable, ahead)
+                in rows.decode((String, Int, String?, String?, String?, Int?, Bool, Double?).self) {
                 guard let state = JobSnapshot.State(rawValue: state) else { return nil }
                 func decoded<T: Decodable>(_ text: String?) -> T? { text.flatMap { try? JSONDecoder().decode(T.self, from: Data($0.utf8)) } }
                 var job = JobSnapshot(id: id, state: state, attempts: attempts, progress: state == .published ? 100 : progress,
                                       reason: decoded(reason), output: state == .published || playable ? output : nil, manifest: decoded(manifest))
                 if playable { job.playable = true }
+                job.aheadSeconds = ahead
                 return job
             }
             return nil

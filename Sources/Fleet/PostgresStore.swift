@@ -50,7 +50,7 @@ public struct PostgresStore: JobStore {
         try await described {
             if let database {
                 // A refused login or a missing database says so (and stops the worker) here.
-                let probed = try await withinDeadline(queue.timeout) { [logger = queue.logger] in try await database.probe(logger: logger) }
+                let probed: Void? = try await withinDeadline(queue.timeout) { [logger = queue.logger] in try await database.probe(logger: logger) }
                 if probed == nil { throw DatabaseTimeout(seconds: queue.timeout.seconds) }
             }
             try await queue.client.ready(tries: 1)  // the worker retries with its backoff
@@ -163,7 +163,8 @@ public struct PostgresStore: JobStore {
         guard reported.changes(job, to: percent) else { return }
         let written = try? await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
             let rows = try await connection.query("""
-                UPDATE ingestd_jobs SET progress = \(percent), progress_token = token, progress_at = now()
+                UPDATE ingestd_jobs SET progress = \(percent), progress_token = token, progress_at = now(),
+                       listed_seconds = \(progress.listing?.seconds), listed_ended = \(progress.listing?.ended)
                  WHERE id = \(job.id) AND token = \(job.token) AND state = 'running'
                 """, logger: logger)
             for try await _ in rows {}

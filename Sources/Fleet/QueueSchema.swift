@@ -135,6 +135,9 @@ public enum QueueSchema {
             )
             """,
         ],
+        // How far a shown video is ahead of its earliest viewer (#49): what every rung of the
+        // running attempt lists (written with its progress, under `progress_token`).
+        ["ALTER TABLE ingestd_jobs ADD COLUMN listed_seconds double precision, ADD COLUMN listed_ended boolean"],
     ]
 
     /// The schema version this build needs.

@@ -51,7 +51,7 @@ public struct BucketStorage: RemoteStorage {
                 }
                 if pointer.version == version.name { return true }
                 if try await client.head(output.appending(pointer.version).appending("manifest.json")) != nil { return false }
-                if let shown = AttemptOutput.token(ofVersion: pointer.version), let own = AttemptOutput.token(ofVersion: version.name),
+                if let shown = AttemptVersion.token(of: pointer.version), let own = AttemptVersion.token(of: version.name),
                    shown > own { return false }
                 try await publisher.switchPointer(output, to: version, condition: .ifMatch(etag))
                 return true

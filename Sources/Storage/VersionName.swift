@@ -5,7 +5,7 @@ import Ingest
 /// other name is not a version: a sweep never touches what is under it.
 public enum VersionName: Hashable, Sendable {
     /// `t<token>`: an attempt's, named by its fencing token (`watch`, `worker`; the rule is
-    /// ``AttemptOutput/version(token:)``'s).
+    /// ``AttemptVersion``'s).
     case attempt(token: Int64)
     /// `v<yyyyMMdd>T<HHmmss>Z-<8 hex digits>`: a publish's (`transcode`, `reprocess`).
     case stamped(String)
@@ -15,7 +15,7 @@ public enum VersionName: Hashable, Sendable {
         let bytes = Array(name.utf8)
         let digit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
         let hex = { (byte: UInt8) in digit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) }
-        if let token = AttemptOutput.token(ofVersion: name) {
+        if let token = AttemptVersion.token(of: name) {
             self = .attempt(token: token)
         } else if bytes.count == 26, bytes[0] == UInt8(ascii: "v"), bytes[1...8].allSatisfy(digit), bytes[9] == UInt8(ascii: "T"),
                   bytes[10...15].allSatisfy(digit), bytes[16] == UInt8(ascii: "Z"), bytes[17] == UInt8(ascii: "-"),
@@ -38,7 +38,7 @@ public enum VersionName: Hashable, Sendable {
     /// The prefix's name, as it appears in keys.
     public var name: String {
         switch self {
-        case .attempt(let token): AttemptOutput.version(token: token)
+        case .attempt(let token): AttemptVersion.name(token: token)
         case .stamped(let name): name
         }
     }

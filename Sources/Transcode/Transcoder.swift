@@ -7,6 +7,8 @@ public enum TranscodeEvent: Sendable {
     /// A growing ladder (``TranscodeRequest/growing``) can be played: its master is written and
     /// every rung lists this many seconds of video.
     case playable(seconds: Double)
+    /// After ``playable(seconds:)``: every rung now lists this many seconds (`ended`: all of it).
+    case listed(seconds: Double, ended: Bool)
     case finished(ReadyManifest)
 }
 
@@ -97,8 +99,10 @@ public enum Transcoder {
         let progress: @Sendable (TranscodeProgress) -> Void = { emit(.progress($0)) }
         let growing: @Sendable (Double) -> Void = { emit(.playable(seconds: $0)) }
         let playable = request.growing ? growing : nil
+        let listed: @Sendable (Double, Bool) -> Void = { emit(.listed(seconds: $0, ended: $1)) }
         let pipeline = try Pipeline(plan: plan, clipFiles: request.clipFiles, musicFile: request.musicFile, layout: layout,
-                                    published: published, cancellation: cancellation, progress: progress, playable: playable)
+                                    published: published, cancellation: cancellation, progress: progress, playable: playable,
+                                    listed: request.growing ? listed : nil)
         let result = try pipeline.run()
         return try ManifestWriter.write(plan: plan, layout: layout, result: result, wallSeconds: (ContinuousClock.now - clock).seconds,
                                         uploadID: request.uploadID, metadata: request.metadata)

@@ -17,9 +17,10 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
     public var playable: Bool?
     public var masterURL: String?
     public var posterURL: String?
+    public var mp4URL: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, state, progress, reason, playable, masterURL = "master_url", posterURL = "poster_url"
+        case id, state, progress, reason, playable, masterURL = "master_url", posterURL = "poster_url", mp4URL = "mp4_url"
     }
 
     /// The app's words for a job its store knows, mapped here once: running is `processing`,
@@ -37,6 +38,7 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
             return
         }
         masterURL = url(job.manifest?.master ?? "master.m3u8")
+        mp4URL = job.manifest.flatMap { url($0.mp4) }
         if let poster = job.manifest?.posters.max(by: { $0.width < $1.width }) { posterURL = url(poster.path) }
     }
 
@@ -44,9 +46,8 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
     /// `publicURL`: the CDN's base URL in front of `cdn` (completed jobs give URLs under it).
     static func read(id: String, uploads: UploadDirectory, cdn: String?, publicURL: String?) -> JobStatusReport? {
         if let job = SpoolStore.job(id, layout: uploads.layout, cdn: cdn) {
-            // A growing bucket version plays from its own prefix (`<id>/t<token>`), the rest from `<id>`.
-            let base = job.output.flatMap { output in cdn.flatMap { output.hasPrefix($0 + "/") ? String(output.dropFirst($0.count + 1)) : nil } } ?? id
-            return JobStatusReport(job) { path in publicURL.map { "\($0)/\(base)/\(path)" } ?? "\(base)/\(path)" }
+            let place = job.place ?? PlaybackPlace(base: id)
+            return JobStatusReport(job) { path in publicURL.map { place.url(path, cdnURL: $0) } ?? place.path(path) }
         }
         guard let set = uploads.set(id), !set.terminated else { return nil }
         if uploads.isEnqueued(id) { return JobStatusReport(id: id, state: .queued) }  // between the rename and the spool's next look

@@ -153,6 +153,7 @@ components:
         playable: {type: boolean, description: "processing: true once the video can be played while it is still being made (at master_url)"}
         master_url: {type: string, description: "completed, or processing and playable: the HLS master playlist"}
         poster_url: {type: string, description: "completed: the largest poster"}
+        mp4_url: {type: string, description: "completed: the compressed 1080p30 MP4"}
 
 """#
 }

@@ -12,7 +12,7 @@ public final class UploadMetrics: Sendable {
     private let inFlight = Mutex(0)
 
     public init() {
-        func name(_ metric: String, _ help: String) -> MetricNameDescriptor { .init(namespace: "ingestd", metricName: metric, helpText: help) }
+        func name(_ metric: String, _ help: String) -> MetricNameDescriptor { .init(namespace: "ingestd", metricName: metric, unitName: "", helpText: help) }
         bytes = registry.makeCounter(descriptor: name("upload_received_bytes_total", "Upload bytes received and acknowledged"))
         inProgress = registry.makeGauge(descriptor: name("uploads_in_progress", "Requests writing upload bytes now"))
         resumes = registry.makeCounter(descriptor: name("upload_resumes_total", "PATCHes continuing an upload whose previous request broke off"))
@@ -21,7 +21,7 @@ public final class UploadMetrics: Sendable {
     }
 
     func refused(_ reason: String) {
-        registry.makeCounter(descriptor: .init(namespace: "ingestd", metricName: "upload_refusals_total", helpText: "Upload requests refused, by reason"),
+        registry.makeCounter(descriptor: .init(namespace: "ingestd", metricName: "upload_refusals_total", unitName: "", helpText: "Upload requests refused, by reason"),
                              labels: [("reason", reason)]).increment()
     }
 

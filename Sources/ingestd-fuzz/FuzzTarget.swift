@@ -49,7 +49,7 @@ enum FuzzTarget: String, CaseIterable {
 
     private static func upload(_ data: Data) {
         let directory = uploadDirectory
-        FileManager.default.createFile(atPath: "\(directory)/\(Upload.manifestName)", contents: data)
+        _ = FileManager.default.createFile(atPath: "\(directory)/\(Upload.manifestName)", contents: data)
         FFmpegLog.setLevel(.quiet)
         guard let upload = try? Upload.open(directory, limits: Preset.builtIn.limits) else { return }
         _ = try? Transcoder.plan(upload.request(outputDirectory: "", preset: .builtIn))

@@ -75,10 +75,17 @@ struct JobRunCommand: AsyncParsableCommand {
             let progressPath = request.progressPath
             var last = ContinuousClock.now - .seconds(10)
             var plannedAt: Date?
+            var shown: JobPlayable?
             for await event in events {
                 if case .planned = event { plannedAt = Date() }
                 if case .playable(let seconds) = event, let path = request.playablePath {
-                    try? JSONFile.write(JobPlayable(seconds: seconds, at: Date(), startedAt: started, plannedAt: plannedAt), to: path)
+                    shown = JobPlayable(seconds: seconds, at: Date(), startedAt: started, plannedAt: plannedAt)
+                    try? JSONFile.write(shown!, to: path)
+                }
+                if case .listed(let seconds, let ended) = event, let path = request.playablePath, var report = shown {
+                    report.seconds = seconds
+                    report.ended = ended
+                    try? JSONFile.write(report, to: path)  // the running report the worker keeps the margin from
                 }
                 guard case .progress(let p) = event, ContinuousClock.now - last >= .seconds(1) else { continue }
                 last = ContinuousClock.now

@@ -68,15 +68,10 @@ struct ReprocessCommand: AsyncParsableCommand {
     @Option(help: "Seconds an old version stays available after the switch (a directory CDN).")
     var grace: Double = 600
 
-    @Option(help: "Wall-clock limit of one video's job, in seconds.")
-    var jobTimeout: Double = 600
-
-    @Option(help: "Address-space limit of one video's job process, in MiB (AV1 and HEVC encoders reserve much more than they touch).")
-    var jobMemoryMb: Int = 8192
+    @OptionGroup var limits: JobLimitsOption
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        guard (1024...1_048_576).contains(jobMemoryMb) else { throw ValidationError("--job-memory-mb must be 1024...1048576") }
     }
 
     func run() async throws {
@@ -104,8 +99,7 @@ struct ReprocessCommand: AsyncParsableCommand {
             try WorkerOptions.requireRoot("--cdn", URL(fileURLWithPath: cdn).standardizedFileURL.path)
             target = .directory(VersionedPublisher(cdn: cdn, graceSeconds: grace))
         }
-        let runner = JobRunner(executable: Executable.path, presetArgument: presetOption.resolvedArgument(),
-                               timeoutSeconds: jobTimeout, limits: ChildLimits(memoryMB: jobMemoryMb, cpuSeconds: Int(jobTimeout * 4)))
+        let runner = limits.runner(presetArgument: presetOption.resolvedArgument())
         let reprocessor = Reprocessor(target: target, preset: preset, runner: runner, jobs: jobs)
         let plan = await reprocessor.plan(videos)
         if dryRun {

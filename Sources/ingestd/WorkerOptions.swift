@@ -25,17 +25,23 @@ struct WorkerOptions: ParsableArguments {
         """))
     var hold = false
 
-    @Option(help: "Jobs run at once (default: half the cores, at least 1).")
-    var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    @Option(name: .customLong("jobs"), help: ArgumentHelp("Jobs run at once (default: half the cores, at least 1).", valueName: "n"))
+    var jobsOption: Int?
+
+    /// `--jobs`, or half the cores (at least 1).
+    var jobs: Int { jobsOption ?? max(1, ProcessInfo.processInfo.activeProcessorCount / 2) }
+
+    @Option(help: ArgumentHelp("""
+        Seconds a video shown while it grows must keep ahead of its earliest viewer: under it, \
+        jobs not yet shown wait (stopped, their wait not charged to --job-timeout) and none is \
+        claimed, until every shown video is twice that ahead (docs/OUTPUT.md).
+        """, valueName: "seconds"))
+    var margin: Double = 4
 
     @Option(help: "Attempts before a job whose attempts crash, time out or fail goes to failed.")
     var maxAttempts: Int = 3
 
-    @Option(help: "Wall-clock limit of one job attempt, in seconds.")
-    var jobTimeout: Double = 600
-
-    @Option(help: "Address-space limit of a job process, in MiB.")
-    var jobMemoryMb: Int = 8192
+    @OptionGroup var limits: JobLimitsOption
 
     @Option(help: "Seconds running jobs may go on after SIGTERM before they are stopped and put back.")
     var grace: Double = 30
@@ -59,8 +65,9 @@ struct WorkerOptions: ParsableArguments {
     func validate() throws {
         guard jobs >= 0 else { throw ValidationError("--jobs must not be negative") }
         guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
-        guard jobTimeout > 0, grace >= 0, backoff >= 0 else {
-            throw ValidationError("--job-timeout must be positive, --grace and --backoff not negative")
+        guard margin >= 0, margin.isFinite else { throw ValidationError("--margin must be a number of seconds, 0 or more") }
+        guard grace >= 0, backoff >= 0 else {
+            throw ValidationError("--grace and --backoff must not be negative")
         }
         if let http { _ = try Self.address(http) }
         guard FreeSpaceFloor(minFree) != nil else { throw ValidationError("--min-free must be a size such as 0, 500M or 2G, a share such as 5%, or auto; got \(minFree)") }
@@ -98,14 +105,14 @@ struct WorkerOptions: ParsableArguments {
     /// The worker's configuration; `presetArgument` is what job processes load when a job
     /// carries no preset of its own.
     func configuration(preset: Preset, presetArgument: String, lease: Duration, poll: Duration) -> JobWorkerConfiguration {
-        let runner = JobRunner(executable: Executable.path, presetArgument: presetArgument, timeoutSeconds: jobTimeout,
-                               limits: ChildLimits(memoryMB: jobMemoryMb, cpuSeconds: Int(jobTimeout * 4)))
+        let runner = limits.runner(presetArgument: presetArgument)
         var configuration = JobWorkerConfiguration(
             cdn: cdnPath, runner: runner, preset: preset, jobs: jobs, lease: lease,
             retry: RetryPolicy(maxAttempts: maxAttempts, backoff: .seconds(backoff)), grace: .seconds(grace), poll: poll)
         configuration.webhooks = webhookOption.url != nil
         configuration.minFree = FreeSpaceFloor(minFree) ?? .standard
         configuration.growing = !hold
+        configuration.margin = MarginGuard.Policy(pauseBelow: margin, resumeAbove: 2 * margin)
         return configuration
     }
 

@@ -50,13 +50,13 @@ public final class ConsoleProcess {
         port = try PostgresServer.freePort()
         let tokens = "\(directory)/console.tokens"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: tokens, contents: Data("# console tokens\noperate \(operateToken)\nread \(readToken)\n".utf8),
+        _ = FileManager.default.createFile(atPath: tokens, contents: Data("# console tokens\noperate \(operateToken)\nread \(readToken)\n".utf8),
                                        attributes: [.posixPermissions: 0o600])
         process.executableURL = URL(fileURLWithPath: Paths.binary)
         process.arguments = ["console", "--http", "127.0.0.1:\(port)", "--console-tokens-file", tokens] + store
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        if let log { FileManager.default.createFile(atPath: log, contents: nil) }
+        if let log { _ = FileManager.default.createFile(atPath: log, contents: nil) }
         process.standardError = FileHandle(forWritingAtPath: log ?? "/dev/null")
         try process.run()
         let deadline = Date().addingTimeInterval(30)

@@ -7,18 +7,21 @@ public final class Daemon {
     public let cdn: String
     public let process = Process()
 
-    /// `environment`: added to the test's own; `log`: where its standard error (its log) goes.
-    public init(spool: String, cdn: String, extra: [String] = [], environment: [String: String] = [:], log: String? = nil) throws {
+    /// `environment`: added to the test's own; `log`: where its standard error (its log) goes;
+    /// `launcher`: a command that runs it (e.g. `setpriv` with another user).
+    public init(spool: String, cdn: String, extra: [String] = [], environment: [String: String] = [:], log: String? = nil,
+                launcher: [String] = []) throws {
         self.spool = spool
         self.cdn = cdn
         try FileManager.default.createDirectory(atPath: "\(spool)/incoming", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
-        process.executableURL = URL(fileURLWithPath: Paths.binary)
-        process.arguments = ["watch", "--spool", spool, "--cdn", cdn, "--settle", "0.5", "--backoff", "0.2"] + extra
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? Paths.binary)
+        process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Paths.binary])
+            + ["watch", "--spool", spool, "--cdn", cdn, "--settle", "0.5", "--backoff", "0.2"] + extra
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        if let log { FileManager.default.createFile(atPath: log, contents: nil) }
+        if let log { _ = FileManager.default.createFile(atPath: log, contents: nil) }
         process.standardError = FileHandle(forWritingAtPath: log ?? "/dev/null")
         try process.run()
     }

@@ -75,7 +75,7 @@ public final class ObjectStoreServer: @unchecked Sendable {
             + Self.portNames.map { "-\($0)=\(ports[$0]!)" }
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardInput = FileHandle.nullDevice
-        FileManager.default.createFile(atPath: "\(directory)/weed.log", contents: nil)
+        _ = FileManager.default.createFile(atPath: "\(directory)/weed.log", contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(directory)/weed.log"))
         process.standardOutput = log
         process.standardError = log

@@ -30,7 +30,7 @@ public final class UploadServerProcess {
         self.secretFile = secretFile ?? "\(base)/upload.secret"
         if secretFile == nil {
             let key = (0..<32).map { _ in UInt8.random(in: 0...255) }
-            FileManager.default.createFile(atPath: self.secretFile, contents: Data("upsec_\(Data(key).base64EncodedString())\n".utf8),
+            _ = FileManager.default.createFile(atPath: self.secretFile, contents: Data("upsec_\(Data(key).base64EncodedString())\n".utf8),
                                            attributes: [.posixPermissions: 0o600])
         }
         self.fleet = fleet
@@ -38,7 +38,7 @@ public final class UploadServerProcess {
         port = try PostgresServer.freePort()
         self.arguments = arguments
         log = "\(base)/serve.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         try start()
     }
 
@@ -119,7 +119,7 @@ public final class PausedUpload {
 
     /// Lets the client go on and returns its report once it has exited.
     public func resume() -> Data {
-        FileManager.default.createFile(atPath: go, contents: nil)
+        _ = FileManager.default.createFile(atPath: go, contents: nil)
         process.waitUntilExit()
         return output.fileHandleForReading.readDataToEndOfFile()
     }

@@ -226,13 +226,14 @@ struct BucketFleetTests {
             .filter { $0.hasPrefix(String(named.dropFirst("s3://media/".count)) + "/") }.count
         #expect(sentAfter < ladder, "the woken worker stopped uploading (\(sentAfter) files sent of \(ladder))")
         // A PUT the woken worker sent before it gave up may still be held by the proxy's 1 s delay
-        // and land after: the sweep comes once the proxy has been quiet for 3 s, or that object
-        // would make the swept prefix appear again.
+        // and land after: the sweep comes once every request the proxy took has been answered
+        // (however long a loaded server takes) and it has been quiet for 3 s, or that object would
+        // make the swept prefix appear again.
         var seen = -1, quietSince = Date()
-        try Daemon.wait(timeout: 60, "the proxy to fall quiet") {
-            let now = bench.proxy.requests.count + bench.proxy.arrived.count
-            if now != seen { (seen, quietSince) = (now, Date()) }
-            return Date().timeIntervalSince(quietSince) >= 3
+        try Daemon.wait(timeout: 60, "the proxy to fall quiet, every request it took answered") {
+            let answered = bench.proxy.requests.count, arrived = bench.proxy.arrived.count  // answered first: never more than arrived
+            if answered + arrived != seen { (seen, quietSince) = (answered + arrived, Date()) }
+            return answered == arrived && Date().timeIntervalSince(quietSince) >= 3
         }
         let sweep = try Tool.run(Paths.binary, ["sweep", "--database", bench.database.url, "--cdn", "s3://media/cdn", "--grace", "0",
                                                 "--s3-endpoint", bench.s3.endpoint], environment: bench.s3.environment)

@@ -130,7 +130,7 @@ struct BucketReprocessTests {
         let text = #"{"master":"s3://media/cdn/\#(id)/\#(old.version)/master.m3u8","published_at":"2030-01-01T00:00:00Z","version":"\#(old.version)"}"#
         try Data(text.utf8).write(to: URL(fileURLWithPath: theirs))
         _ = try S3Check.run(server, ["put", server.bucket, "cdn/\(id)/current.json", theirs])
-        FileManager.default.createFile(atPath: release, contents: nil)
+        _ = FileManager.default.createFile(atPath: release, contents: nil)
         process.waitUntilExit()
 
         let item = try #require(Self.items(try String(contentsOfFile: report, encoding: .utf8))[id])

@@ -51,12 +51,14 @@ struct BucketSweeperTests {
         #expect(try Self.pending(s3) == Set(dead + kept))
 
         // One more upload of the dead attempt, begun well after the others: a grace between the
-        // two aborts the old ones and keeps it (SeaweedFS gives an upload's start in seconds).
+        // two aborts the old ones and keeps it (SeaweedFS gives an upload's start in seconds). The
+        // cutoff falls 2 s after the old ones began, however long the sweep takes to start: it
+        // keeps the fresh one unless the sweep starts more than `gap` - 3 s after this line.
         let gap = 16.0
         Thread.sleep(until: deadEnded.addingTimeInterval(gap))
         let fresh = "cdn/pub/t1/1080p/seg_0000.m4s"
         _ = try S3Check.run(s3, ["start-upload", s3.bucket, fresh])
-        let grace = Date().timeIntervalSince(deadEnded.addingTimeInterval(gap / 2))
+        let grace = Date().timeIntervalSince(deadEnded.addingTimeInterval(2))
         let swept = try Self.sweep(database, s3, grace: grace)
         #expect(swept["abortedUploads"] as? Int == dead.count, "\(swept)")
         #expect(try Self.pending(s3) == Set(kept + [fresh]), "every stale upload of a dead attempt is gone, past the first page")

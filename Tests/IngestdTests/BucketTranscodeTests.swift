@@ -75,7 +75,7 @@ struct BucketTranscodeTests {
         let server = try ObjectStoreServer(name: "transcode-limit")
         let proxy = try HTTPFaultProxy(target: server.port)
         let big = Paths.scratch("bucket-51mb.mp4")
-        try Tool.run("sh", ["-c", "head -c 53477376 /dev/zero > \(big)"])
+        _ = try Tool.run("sh", ["-c", "head -c 53477376 /dev/zero > \(big)"])
         _ = try S3Check.run(server, ["put", server.bucket, "uploads/huge.mp4", big])
         let out = Paths.scratch("bucket-limit-out")
         try? FileManager.default.removeItem(atPath: out)

@@ -44,4 +44,51 @@ struct BucketWatchTests {
         daemon.process.waitUntilExit()
         #expect(daemon.process.terminationStatus == 0, "\(daemon.output)")
     }
+
+    /// Where a bucket video plays is said once (``PlaybackPlace``): every path that
+    /// `upload.playable`, `upload.published` and `status --job --json` name answers 200 from the
+    /// bucket to anyone, and nothing lies outside the version's prefix but `current.json`.
+    @Test func everyPathTheWebhooksAndStatusNameIsInTheBucket() throws {
+        let server = try ObjectStoreServer(name: "watch-paths", publicRead: true)
+        let base = Paths.scratch("bucket-watch-paths")
+        try? FileManager.default.removeItem(atPath: base)
+        let spool = "\(base)/spool"
+        try FileManager.default.createDirectory(atPath: "\(spool)/incoming", withIntermediateDirectories: true)
+        let secret = WebhookReceiver.makeSecret()
+        try WebhookReceiver.writeSecret(secret, to: "\(base)/secret")
+        let receiver = try WebhookReceiver(secret: secret, directory: "\(base)/receiver")
+        let daemon = try BucketFleetTests.Worker(["watch", "--spool", spool, "--cdn", "s3://media/cdn", "--jobs", "1", "--settle", "0.5",
+                                                  "--backoff", "0.2", "--s3-endpoint", server.endpoint,
+                                                  "--webhook", receiver.url, "--webhook-secret-file", "\(base)/secret"],
+                                                 environment: server.environment, name: "watch-paths")
+        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "clip.mp4")
+        try Daemon.wait(timeout: 180, "both webhooks delivered") {
+            Set(receiver.deliveries.filter { $0.status == 204 }.compactMap(\.type)).isSuperset(of: ["upload.playable", "upload.published"])
+                || !daemon.process.isRunning
+        }
+        let id = try #require(Daemon.entries("\(spool)/archive").first, "\(daemon.output)")
+        let playable = try #require(receiver.deliveries.first { $0.type == "upload.playable" }).data
+        let published = try #require(receiver.deliveries.first { $0.type == "upload.published" }).data
+        var paths = [try #require(playable["master"] as? String), try #require(published["master"] as? String),
+                     try #require(published["mp4"] as? String)]
+        paths += ((published["renditions"] as? [[String: Any]]) ?? []).compactMap { $0["playlist"] as? String }
+        paths += ((published["posters"] as? [[String: Any]]) ?? []).compactMap { $0["path"] as? String }
+        #expect(paths.count >= 6, "\(published)")
+
+        let status = try Tool.run(Paths.binary, ["status", "--spool", spool, "--job", id, "--json"])
+        let job = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status.stdout)")
+        let output = try #require(job["output"] as? String, "\(job)")
+        let manifest = try #require(job["manifest"] as? [String: Any], "\(job)")
+        #expect(output.hasPrefix("s3://media/cdn/\(id)/t"), "the version's prefix: \(output)")
+        let relative = String(output.dropFirst("s3://media/cdn/".count))
+        paths += [manifest["master"], manifest["mp4"]].compactMap { $0 as? String }.map { "\(relative)/\($0)" }
+
+        for path in paths {
+            let got = try Tool.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "\(server.endpoint)/media/cdn/\(path)"])
+            #expect(got.stdout == "200", "\(path): \(got.stdout)")
+        }
+        let keys = try #require(try S3Check.run(server, ["list", server.bucket, "cdn/\(id)/"]) as? [String])
+        #expect(keys.allSatisfy { $0 == "cdn/\(id)/current.json" || $0.hasPrefix("cdn/\(relative)/") }, "\(keys)")
+        _ = daemon
+    }
 }

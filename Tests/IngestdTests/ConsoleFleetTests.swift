@@ -59,7 +59,7 @@ struct ConsoleFleetTests {
 
         // A tokens file others can read is refused (exit 78), naming the file.
         let loose = "\(base)/loose.tokens"
-        FileManager.default.createFile(atPath: loose, contents: Data("operate 0123456789abcdef0123\n".utf8), attributes: [.posixPermissions: 0o644])
+        _ = FileManager.default.createFile(atPath: loose, contents: Data("operate 0123456789abcdef0123\n".utf8), attributes: [.posixPermissions: 0o644])
         let refused = try Tool.run(Paths.binary, ["console", "--database", server.url, "--http", "127.0.0.1:0", "--console-tokens-file", loose])
         #expect(refused.status == 78 && refused.stderr.contains(loose) && refused.stderr.contains("chmod 600"), "\(refused.status) \(refused.stderr)")
 

@@ -54,8 +54,12 @@ import Transcode
             expected["edgetrunc"] = "corrupt_input"
         }
         let uploads = 3 + expected.count
-        try Daemon.wait(timeout: 180, "all uploads to settle") {
-            Daemon.settled(spool) && Daemon.entries("\(spool)/archive").count + Daemon.entries("\(spool)/rejected").count == uploads
+        let counted = ["ingestd_jobs_total{result=\"published\"} 3", "ingestd_jobs_total{result=\"rejected\"} \(expected.count)"]
+        // The worker counts an end once the store has filed it: wait for the counts too.
+        try Daemon.wait(timeout: 180, "all uploads to settle and be counted") {
+            let metrics = (try? String(contentsOfFile: "\(spool)/metrics.prom", encoding: .utf8)) ?? ""
+            return Daemon.settled(spool) && Daemon.entries("\(spool)/archive").count + Daemon.entries("\(spool)/rejected").count == uploads
+                && counted.allSatisfy { metrics.contains($0) }
         }
         try assertExactlyOnce(spool: spool, cdn: cdn, uploads: uploads)
         #expect(Daemon.entries("\(spool)/archive").count == 3)

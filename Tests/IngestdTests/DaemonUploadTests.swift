@@ -43,7 +43,7 @@ import Transcode
             ("no-manifest", nil, { _ in }),
             ("unknown-field", #"{"id": "u", "clips": [{"file": "clip1.mp4", "speed": 2}]}"#, { _ in }),
             ("many-files", good, { directory in
-                for index in 0..<23 { FileManager.default.createFile(atPath: "\(directory)/f\(index)", contents: nil) }
+                for index in 0..<23 { _ = FileManager.default.createFile(atPath: "\(directory)/f\(index)", contents: nil) }
             }),
         ]
         for (name, manifest, prepare) in cases {
@@ -53,7 +53,7 @@ import Transcode
         // A directory that keeps growing in place past the size limit is refused, not watched forever.
         let growing = "\(spool)/incoming/growing"
         try FileManager.default.createDirectory(atPath: growing, withIntermediateDirectories: true)
-        let handle = try #require(FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: "\(growing)/part.mp4", contents: nil); return "\(growing)/part.mp4" }()))
+        let handle = try #require(FileHandle(forWritingAtPath: { _ = FileManager.default.createFile(atPath: "\(growing)/part.mp4", contents: nil); return "\(growing)/part.mp4" }()))
         let chunk = Data(count: 4 << 20)
         for _ in 0..<14 { handle.write(chunk) }  // 56 MB and counting
         try Daemon.wait(timeout: 120, "every upload to be filed") {

@@ -202,7 +202,11 @@ struct DatabaseFaultTests {
         // Half a lease (8 s) without a renewal, then the stop: a lease long enough that a loaded
         // host's scheduling cannot carry it past the point another worker may take the job.
         #expect(stopped < 16, "the job is let go before its lease (16 s) can pass to another worker: \(stopped) s")
-        #expect(!Daemon.entries(cdn).contains { $0.hasPrefix(".\(one).staging-") }, "the abandoned attempt's staging is removed")
+        // Removed once the worker has reaped the job process, which /proc stops listing first.
+        try Daemon.wait(timeout: 30, "the abandoned attempt's staging removed") {
+            !Daemon.entries(cdn).contains { $0.hasPrefix(".\(one).staging-") }
+                && !Daemon.entries("\(cdn)/\(one)").contains { AttemptVersion.token(of: $0) != nil }  // its growing version
+        }
 
         // Meanwhile another worker (on a good path) rescues the job once its lease ran out and publishes it.
         let second = try WorkerProcess(["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--jobs", "1", "--poll", "0.5",

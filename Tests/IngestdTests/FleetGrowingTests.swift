@@ -23,8 +23,11 @@ struct FleetGrowingTests {
                               "\(submitted.stderr)")
         let common = ["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--poll", "0.5", "--jobs", "1", "--max-attempts", "1"]
         var first: WorkerProcess? = try WorkerProcess(common + ["--lease", "3"], log: "\(base)/first.log")
-        try Daemon.wait(timeout: 120, "the video playable") {
+        // The pointer is written inside the transaction that records it, before its COMMIT: wait
+        // for the row's event too.
+        try Daemon.wait(timeout: 120, "the video playable, and recorded so") {
             (try? String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8))?.contains("t1/") == true
+                && (try? server.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = '\(id)' AND event = 'playable'")) == "1"
         }
         #expect(!FileManager.default.fileExists(atPath: "\(cdn)/\(id)/manifest.json"), "playable before it is done")
         let status = try Tool.run(Paths.binary, ["status", "--database", server.url, "--job", id, "--json"])

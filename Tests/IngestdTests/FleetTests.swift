@@ -175,8 +175,10 @@ struct FleetTests {
         let publishedBefore = try Data(contentsOf: URL(fileURLWithPath: "\(cdn)/\(frozenJob)/manifest.json"))
         for pid in frozenChildren + [frozen.pid] { kill(pid, SIGCONT) }
         try Daemon.wait(timeout: 300, "every job to end") { (try? counts(server)) == ["published": ids.count] }
+        // Its first "lease lost" line comes before the job process is stopped; the last one says
+        // the staging is gone.
         try Daemon.wait(timeout: 30, "the thawed worker to give up its stale attempt") {
-            frozen.output.contains("lease lost")
+            frozen.output.contains("staging removed")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(cdn)/\(frozenJob)/manifest.json")) == publishedBefore,
                 "the thawed worker did not replace the published output")
@@ -233,7 +235,11 @@ struct FleetTests {
         }
         try server.start()
         let worker = try Worker(database: server.url, cdn: cdn, uploads: spool, name: "producer")
-        try Daemon.wait(timeout: 120, "every job to end") { (try? counts(server)) == ["published": 2, "rejected": 1] }
+        // The daemon marks an upload `enqueued` after its row is committed: wait for the marks too.
+        try Daemon.wait(timeout: 120, "every job to end, each marked queued") {
+            (try? counts(server)) == ["published": 2, "rejected": 1]
+                && Daemon.entries("\(spool)/queued").filter { FileManager.default.fileExists(atPath: "\(spool)/queued/\($0)/enqueued") }.count == 3
+        }
         #expect(daemon.process.isRunning && worker.process.isRunning)
 
         let queued = Daemon.entries("\(spool)/queued")
@@ -265,7 +271,11 @@ struct FleetTests {
         let (result, jobs) = try submit(server.url, paths, uploads: uploads)
         #expect(result.status == 0 && jobs.count == 2, "\(result.stderr)")
         // Every first delivery is refused; the retry (by whichever worker reserves it) is accepted.
-        try Daemon.wait(timeout: 120, "the three events accepted") { Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 3 }
+        // An event is recorded delivered only after the receiver answered: wait for the rows too.
+        try Daemon.wait(timeout: 120, "the three events accepted and recorded delivered") {
+            Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 3
+                && (try? server.sql("SELECT count(*) FROM ingestd_webhooks WHERE state = 'delivered'")) == "3"
+        }
         let deliveries = receiver.deliveries
         #expect(deliveries.allSatisfy { $0.verified }, "every signature verifies")
         for id in Set(deliveries.map(\.id)) {

@@ -207,8 +207,10 @@ struct FleetUploadTests {
         _ = try fleet.sql("UPDATE ingestd_uploads SET expires_at = now() - interval '1 second' WHERE id = 'fleet-late'")
         host.kill9()
         try host.start()
-        try Daemon.wait(timeout: 30, "the expired upload removed") {
+        // Counted once the upkeep's pass is over, after the row went: wait for the count too.
+        try Daemon.wait(timeout: 30, "the expired upload removed and counted") {
             (try? fleet.sql("SELECT count(*) FROM ingestd_uploads WHERE id = 'fleet-late'")) == "0"
+                && ((try? HTTP.request("GET", "\(host.url)/metrics").body) ?? "").contains("uploads_expired_total 1")
         }
         let leftLate = try fleet.pending()
         #expect(try fleet.keys("uploads/fleet-late/").isEmpty && leftLate.isEmpty, "\(leftLate)")

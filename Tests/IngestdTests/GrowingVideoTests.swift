@@ -179,7 +179,10 @@ struct GrowingVideoTests {
         if let master = Self.read("\(video)/master.m3u8") {
             #expect(!master.contains("t1/"), "no master names the withdrawn version: \(master)")
         }
-        try Daemon.wait(timeout: 180, "the retry to publish") { FileManager.default.fileExists(atPath: "\(video)/manifest.json") }
+        // The output is put in view before its `published` event is written: wait for both.
+        try Daemon.wait(timeout: 180, "the retry to publish") {
+            FileManager.default.fileExists(atPath: "\(video)/manifest.json") && Daemon.events(spool).contains { $0["event"] as? String == "published" }
+        }
         let master = try #require(Self.read("\(video)/master.m3u8"))
         #expect(Self.variants(master).allSatisfy { $0.hasPrefix("t2/") }, "\(master)")
         #expect(Daemon.entries(video).sorted() == ["manifest.json", "master.m3u8", "t2"], "\(Daemon.entries(video))")

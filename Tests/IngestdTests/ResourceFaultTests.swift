@@ -24,8 +24,10 @@ struct ResourceFaultTests {
         try Data(count: Int(Int64(info.f_bavail) * Int64(info.f_frsize) - 400_000)).write(to: URL(fileURLWithPath: filler))
         let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--max-attempts", "1", "--min-free", "100K"])
         try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "big.mp4")
-        try Daemon.wait(timeout: 60, "the attempt to fail on the full disk") {
-            Daemon.events(spool).contains { $0["event"] as? String == "interrupted" } || !Daemon.entries("\(spool)/failed").isEmpty
+        // The release is counted once the store has recorded it (its event): wait for the count.
+        try Daemon.wait(timeout: 60, "the attempt to fail on the full disk, counted released") {
+            (Daemon.events(spool).contains { $0["event"] as? String == "interrupted" }
+                && HostFaultTests().metrics(spool).contains("ingestd_jobs_total{result=\"released\"} 1")) || !Daemon.entries("\(spool)/failed").isEmpty
         }
         #expect(Daemon.entries("\(spool)/failed").isEmpty, "not charged: \(Daemon.entries("\(spool)/failed"))")
         #expect(HostFaultTests().metrics(spool).contains("ingestd_host_ready 0") && HostFaultTests().metrics(spool).contains("ingestd_jobs_total{result=\"released\"} 1"))

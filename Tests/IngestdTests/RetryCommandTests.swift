@@ -1,4 +1,5 @@
 import Foundation
+import Ingest
 import IngestdTesting
 import Testing
 
@@ -12,7 +13,12 @@ struct RetryCommandTests {
         let spool = "\(base)/spool", cdn = "\(base)/cdn"
         let daemon = try Daemon(spool: spool, cdn: cdn)
         try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: spool, as: "bad.mp4")
-        try Daemon.wait(timeout: 60, "the upload rejected") { Daemon.entries("\(spool)/rejected").count == 1 }
+        // The folder is filed before the daemon lets go of the job's lock, and a retry skips a
+        // job another process holds: wait for both.
+        try Daemon.wait(timeout: 60, "the upload rejected and let go") {
+            Daemon.entries("\(spool)/rejected").count == 1
+                && Daemon.entries("\(spool)/rejected").allSatisfy { !JobLock.isHeld(directory: "\(spool)/rejected/\($0)") }
+        }
         let id = try #require(Daemon.entries("\(spool)/rejected").first)
 
         let refused = try Tool.run(Paths.binary, ["retry", "--spool", spool, "--json", id])
@@ -22,8 +28,9 @@ struct RetryCommandTests {
         let run = try Tool.run(Paths.binary, ["retry", "--spool", spool, "--rejected", "--json", id])
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: [String]], "\(run.stderr)")
         #expect(run.status == 0 && answer["retried"] == [id] && answer["skipped"] == [], "\(run.stdout) \(run.stderr)")
-        try Daemon.wait(timeout: 60, "the daemon to run it again") {
-            Daemon.events(spool).filter { $0["event"] as? String == "rejected" }.count == 2
+        // The event is appended before the folder is filed (at least once): wait for both.
+        try Daemon.wait(timeout: 60, "the daemon to run it again and file it") {
+            Daemon.events(spool).filter { $0["event"] as? String == "rejected" }.count == 2 && Daemon.entries("\(spool)/rejected") == [id]
         }
         let events = Daemon.events(spool).filter { $0["id"] as? String == id }.compactMap { $0["event"] as? String }
         #expect(events.filter { $0 == "retried" }.count == 1 && events.last == "rejected", "\(events)")

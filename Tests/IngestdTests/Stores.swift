@@ -45,7 +45,7 @@ struct Stores: Sendable {
     /// attempt's token, with a manifest and a file naming `owner`.
     func staged(_ job: ClaimedJob, _ owner: String) throws -> AttemptOutput {
         var output = AttemptOutput(cdn: cdn, id: job.id, token: job.token)
-        let staging = "\(cdn)/\(StagedDirectory.stagingPrefix(of: job.id))\(AttemptOutput.version(token: job.token))"
+        let staging = "\(cdn)/\(StagedDirectory.stagingPrefix(of: job.id))\(AttemptVersion.name(token: job.token))"
         try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
         try Data(owner.utf8).write(to: URL(fileURLWithPath: "\(staging)/owner"))
         try Data("{}".utf8).write(to: URL(fileURLWithPath: "\(staging)/manifest.json"))
@@ -203,7 +203,7 @@ final class WorkerProcess {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         if let log {
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             process.standardError = FileHandle(forWritingAtPath: log)
         } else {
             process.standardError = FileHandle.nullDevice

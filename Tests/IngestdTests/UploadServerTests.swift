@@ -96,7 +96,10 @@ struct UploadServerTests {
         server.kill9()
         server.launcher = ["/usr/bin/env", "FAKETIME_DONT_FAKE_MONOTONIC=1", "/usr/bin/faketime", "-f", "+2h"]
         try server.start()
-        try Daemon.wait(timeout: 30, "the expired upload to be removed") { !stored().contains("late-1") }
+        // Counted once the sweep is done, after the upload's files went: wait for the count too.
+        try Daemon.wait(timeout: 30, "the expired upload to be removed and counted") {
+            !stored().contains("late-1") && ((try? Self.request("GET", "\(server.url)/metrics").body) ?? "").contains("uploads_expired_total 1")
+        }
         let gone = try Self.request("HEAD", upload, Self.tus).status
         #expect(gone == 401, "the upload's link expired with it: \(gone)")
         let metrics = try Self.request("GET", "\(server.url)/metrics").body
@@ -174,7 +177,7 @@ struct UploadServerTests {
         let base = Paths.scratch("serve-refusals")
         let server = try UploadServerProcess(base: base)
         let chunk = "\(base)/chunk", eleven = "\(base)/eleven"
-        FileManager.default.createFile(atPath: chunk, contents: Data((0..<65_536).map { UInt8($0 % 251) }))
+        _ = FileManager.default.createFile(atPath: chunk, contents: Data((0..<65_536).map { UInt8($0 % 251) }))
         let uploads = "\(server.spool)/uploading"
 
         let options = try Self.request("OPTIONS", "\(server.url)/v1/uploads")
@@ -199,7 +202,7 @@ struct UploadServerTests {
         // Versions and lengths: 412, deferred length, over the token's 10 MB (413 with no body read).
         #expect(try Self.request("POST", link.upload, ["Tus-Resumable": "0.2.2", "Upload-Length": "100"]).status == 412)
         #expect(try Self.request("POST", link.upload, ["Tus-Resumable": "1.0.0", "Upload-Defer-Length": "1"]).status == 400)
-        FileManager.default.createFile(atPath: eleven, contents: Data(count: 11_000_000))
+        _ = FileManager.default.createFile(atPath: eleven, contents: Data(count: 11_000_000))
         let large = try Self.request("POST", link.upload, Self.tus.merging(["Upload-Length": "11000000", "Content-Type": "application/offset+octet-stream"]) { $1 },
                                      data: "@\(eleven)")
         #expect(large.status == 413 && large.body.contains("10000000"), "a 10 MB token cannot upload 11 MB: \(large.status) \(large.body)")
@@ -253,10 +256,10 @@ struct UploadServerTests {
         let server = try UploadServerProcess(base: base)
         let file = "\(base)/source.bin"
         let bytes = Data((0..<6_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
-        FileManager.default.createFile(atPath: file, contents: bytes)
+        _ = FileManager.default.createFile(atPath: file, contents: bytes)
         func part(_ range: Range<Int>) throws -> String {
             let path = "\(base)/part-\(range.lowerBound)"
-            FileManager.default.createFile(atPath: path, contents: bytes.subdata(in: range))
+            _ = FileManager.default.createFile(atPath: path, contents: bytes.subdata(in: range))
             return path
         }
         let link = try server.link("writers")

@@ -57,7 +57,7 @@ struct UploadTokenTests {
         try? FileManager.default.removeItem(atPath: base)
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         let secretFile = "\(base)/upload.secret"
-        FileManager.default.createFile(atPath: secretFile, contents: Data("upsec_\(Data(secret).base64EncodedString())\n".utf8),
+        _ = FileManager.default.createFile(atPath: secretFile, contents: Data("upsec_\(Data(secret).base64EncodedString())\n".utf8),
                                        attributes: [.posixPermissions: 0o600])
         let ok = try Tool.run(Paths.binary, ["upload-url", "--id", "v1", "--server", "http://127.0.0.1:8080", "--upload-secret-file", secretFile,
                                              "--max-bytes", "1000", "--expires", "30m", "--json"])

@@ -34,12 +34,14 @@ import Testing
     @Test func refusedDeliveriesSurviveKillNineAndArriveSignedWithTheirData() throws {
         let setup = try setUp("kill")
         let receiver = try WebhookReceiver(secret: setup.secret, mode: .refuseFirst, directory: "\(setup.base)/receiver")
-        let arguments = ["--webhook", receiver.url, "--webhook-secret-file", setup.secretFile, "--webhook-schedule", "0,30,10"]
+        let arguments = ["--webhook", receiver.url, "--webhook-secret-file", setup.secretFile, "--webhook-schedule", "0,60,10"]
         var daemon: Daemon? = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
-        // The transcode first, the quick rejections after: all three refusals then fall well
-        // within the first retry's 30 s, however long a loaded host takes to transcode.
+        // The transcode first, the quick rejections after: every refusal then falls within the
+        // first retry's 60 s of the first one (the playable event's, which comes while the video is
+        // still being made: the rest of the transcode is in that window too, which a loaded host
+        // stretches).
         try Daemon.drop(Paths.sample("noaudio_odd.webm"), into: setup.spool, as: "good.webm")
-        try Daemon.wait(timeout: 120, "the published event's refused first delivery") { receiver.deliveries.contains { $0.status == 503 } }
+        try Daemon.wait(timeout: 120, "the first refused first delivery (the playable event's)") { receiver.deliveries.contains { $0.status == 503 } }
         try Daemon.drop(Paths.sample("broken_truncated.mp4"), into: setup.spool, as: "broken.mp4")
         // An upload directory whose clip is missing: refused, and the event names the upload's own id.
         let directory = "\(setup.base)/dir-upload"
@@ -48,16 +50,25 @@ import Testing
         try FileManager.default.moveItem(atPath: directory, toPath: "\(setup.spool)/incoming/dir-upload")
 
         // Every first delivery is refused (503); kill -9 the daemon once all four (playable,
-        // published and two rejections) were refused (the retries are 30 s away, so all four are
+        // published and two rejections) were refused (the retries are 60 s away, so all four are
         // still pending then).
-        try Daemon.wait(timeout: 120, "four refused first deliveries") { Set(receiver.deliveries.filter { $0.status == 503 }.map(\.id)).count == 4 }
+        // The receiver logs a request before it answers, and the sender records the refusal after
+        // the answer: wait until the outbox holds all four again, each with its one attempt.
+        try Daemon.wait(timeout: 120, "four refused first deliveries, recorded pending") {
+            let pending = ((try? status(setup.spool)["webhooks"] as? [String: Any])??["undelivered"] as? [[String: Any]]) ?? []
+            return Set(receiver.deliveries.filter { $0.status == 503 }.map(\.id)).count == 4
+                && pending.count == 4 && pending.allSatisfy { $0["attempts"] as? Int == 1 }
+        }
         kill(daemon!.pid, SIGKILL)
         daemon!.process.waitUntilExit()
         daemon = nil
         #expect(try status(setup.spool)["webhooks"].flatMap { ($0 as? [String: Any])?["pending"] as? Int } == 4)
         daemon = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
-        try Daemon.wait(timeout: 120, "every event accepted after the restart") {
-            Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 4
+        // Settled as delivered only once the receiver has answered: wait for the outbox too.
+        try Daemon.wait(timeout: 180, "every event accepted after the restart and recorded delivered") {
+            let webhooks = (try? status(setup.spool)["webhooks"] as? [String: Any]) ?? nil
+            return Set(receiver.deliveries.filter { $0.status == 204 }.map(\.id)).count == 4
+                && webhooks?["delivered"] as? Int == 4 && webhooks?["pending"] as? Int == 0
         }
         let deliveries = receiver.deliveries
         #expect(deliveries.allSatisfy { $0.verified }, "every signature verifies")
@@ -201,13 +212,13 @@ import Testing
         let first = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
         let second = try Daemon(spool: setup.spool, cdn: setup.cdn, extra: arguments)
         try Daemon.wait(timeout: 120, "the events delivered") { Set(receiver.deliveries.map(\.id)).isSuperset(of: ids) }
-        usleep(1_000_000)
+        try Daemon.wait(timeout: 60, "the orphaned reservation sent") { receiver.deliveries.contains { $0.id == orphan } }
+        // Counted once nothing is pending or reserved any more: no sender has a send left to make.
+        try Daemon.wait(timeout: 30, "the outbox settled") { outbox.count(.delivered) == ids.count + 1 && outbox.count(.pending) == 0 }
         let sent = receiver.deliveries.map(\.id)
         let repeated = Dictionary(grouping: sent, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
         #expect(repeated.isEmpty, "sent more than once: \(repeated)")
-        try Daemon.wait(timeout: 60, "the orphaned reservation sent") { receiver.deliveries.contains { $0.id == orphan } }
         #expect(receiver.deliveries.filter { $0.id == orphan }.count == 1)
-        try Daemon.wait(timeout: 30, "the outbox settled") { outbox.count(.delivered) == ids.count + 1 && outbox.count(.pending) == 0 }
         _ = (first, second)
     }
 

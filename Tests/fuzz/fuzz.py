@@ -227,7 +227,9 @@ def main():
         leaks = [os.path.join(d, f) for base in (spool, cdn) for d, _, files in os.walk(base) for f in files if ".tmp-" in f]
         if leaks:
             failures.append(f"temporary files left: {leaks[:5]}")
-        # No job outlives its timeout: an attempt's start → its end within the timeout (plus filing slack).
+        # No job outlives its timeout: an attempt's start → its end within the timeout (plus slack for
+        # the input's preparation, the 5 s from SIGTERM to SIGKILL and the filing's fsyncs, which a
+        # loaded host stretches: a hang guard, not a timing bound).
         from datetime import datetime
         claimed, ended = {}, {}
         for line in open(os.path.join(spool, "events.ndjson")):
@@ -239,7 +241,7 @@ def main():
                 ended[event["id"]] = when
         slowest = max(((ended[i] - claimed[i]).total_seconds() for i in ended if i in claimed), default=0)
         counts["slowest_job_seconds"] = round(slowest, 1)
-        if slowest > args.job_timeout + 10:
+        if slowest > args.job_timeout + 30:
             failures.append(f"a job ran {slowest:.0f} s, past the {args.job_timeout:.0f} s timeout")
         staging = [n for n in entries(cdn) if n.startswith(".")]
         if staging:

@@ -11,7 +11,7 @@ struct GrowingVersion {
     let root: String
     let token: Int64
 
-    var version: String { AttemptOutput.version(token: token) }
+    var version: String { AttemptVersion.name(token: token) }
 
     /// Points `master.m3u8` into this version, unless the video is published already or a newer
     /// attempt's version is shown. Returns whether it is shown.
@@ -68,7 +68,7 @@ struct GrowingVersion {
             let shown = shownToken, published = isPublished
             if let shown, shown < token, !published { try remove("\(root)/master.m3u8") }
             for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
-                guard let earlier = AttemptOutput.token(ofVersion: name), earlier < token else { continue }
+                guard let earlier = AttemptVersion.token(of: name), earlier < token else { continue }
                 if earlier == shown, published { continue }
                 try? FileManager.default.removeItem(atPath: "\(root)/\(name)")
             }
@@ -81,7 +81,7 @@ struct GrowingVersion {
     private var shownToken: Int64? {
         guard let data = try? DurableFile.read("\(root)/master.m3u8", limit: 1 << 20),
               let name = VersionPointer.version(ofMaster: String(decoding: data, as: UTF8.self)) else { return nil }
-        return AttemptOutput.token(ofVersion: name)
+        return AttemptVersion.token(of: name)
     }
 
     private func remove(_ path: String) throws {

@@ -56,6 +56,8 @@ public struct JobProgress: Codable, Sendable {
     public var speed: Double
     public var etaSeconds: Double?
     public var updatedAt: Date
+    /// A shown video's running report (what every rung lists), added by the worker.
+    public var listing: Margin.Listing?
 
     public init(fraction: Double, outputSeconds: Double, speed: Double, etaSeconds: Double?, updatedAt: Date) {
         self.fraction = fraction
@@ -66,10 +68,13 @@ public struct JobProgress: Codable, Sendable {
     }
 }
 
-/// What a growing job's process writes once its ladder can be played (``JobRequest/playablePath``).
+/// What a growing job's process writes once its ladder can be played (``JobRequest/playablePath``),
+/// and again each time every rung lists more: the running report of its ``Margin``.
 public struct JobPlayable: Codable, Sendable, Equatable {
     /// Seconds of video every rung lists.
     public var seconds: Double
+    /// Every rung has ended (nil: not yet, or a process that did not say).
+    public var ended: Bool?
     /// When the ladder could be played.
     public var at: Date
     /// When the job process started, and when it had probed its input and planned the job: the
@@ -91,9 +96,14 @@ public struct JobPlayable: Codable, Sendable, Equatable {
         func clamp(_ date: Date, from earliest: Date) -> Date { min(max(date, earliest), now) }
         let started = startedAt.map { clamp($0, from: since) }
         let planned = plannedAt.map { clamp($0, from: started ?? since) }
-        return JobPlayable(seconds: seconds.isFinite ? min(max(seconds, 0), 86_400) : 0, at: clamp(at, from: planned ?? started ?? since),
-                           startedAt: started, plannedAt: planned)
+        var bounded = JobPlayable(seconds: seconds.isFinite ? min(max(seconds, 0), 86_400) : 0, at: clamp(at, from: planned ?? started ?? since),
+                                  startedAt: started, plannedAt: planned)
+        bounded.ended = ended
+        return bounded
     }
+
+    /// What the report says of the ladder's length now.
+    public var listing: Margin.Listing { Margin.Listing(seconds: seconds, ended: ended ?? false) }
 
     /// Seconds spent in each stage before the video could be shown, from `received` (the upload's
     /// arrival as the store saw it) to `shown`: to the job process's start (claim, input checks,

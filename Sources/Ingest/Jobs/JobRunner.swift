@@ -22,6 +22,9 @@ public struct JobRunner: Sendable {
     public var limits: ChildLimits
     /// How long a job process asked to stop (SIGTERM) may take before it is killed (SIGKILL).
     public var killAfterSeconds: Double
+    /// Keeps shown videos ahead of their viewers: the job process waits while another's margin
+    /// is short, until its own video shows (nil: never waits). Waiting is not charged to the timeout.
+    public var margins: MarginGuard?
 
     public init(executable: String, presetArgument: String, timeoutSeconds: Double, limits: ChildLimits,
                 killAfterSeconds: Double = 5) {
@@ -68,9 +71,11 @@ public struct JobRunner: Sendable {
         } catch {
             return .retryable(code: "internal", message: "\(error)")
         }
-        let ending = await wait(for: process, stop: stop, playable: playable.map { playable in {
+        let slot = margins?.register(pid: process.processIdentifier)
+        let ending = await wait(for: process, stop: stop, slot: slot, playable: playable.map { playable in { shown in
             guard let reported = JSONFile.read(JobPlayable.self, from: playablePath) else { return false }
-            await playable(reported.bounded(since: spawned))
+            if let slot { margins?.listed(slot, reported.listing) }
+            if !shown { await playable(reported.bounded(since: spawned)) }
             return true
         } })
         return outcome(of: process, ending, result: JSONFile.read(JobResult.self, from: resultPath), input: input)
@@ -110,8 +115,11 @@ public struct JobRunner: Sendable {
 
     /// Waits for the job process, asking it to stop (SIGTERM, then SIGKILL `killAfterSeconds`
     /// later) once `stop` says so or the task is cancelled, and killing it past the timeout.
-    /// `playable` is asked at each look until it says it is done (a growing job's report).
-    private func wait(for process: Process, stop: @Sendable () -> Bool, playable: (() async -> Bool)?) async -> Ending {
+    /// `playable` is asked at each look, with whether it said the video shows (a growing job's
+    /// report: once shown, its margin's running report). Time the process spent waiting for
+    /// another video's margin (`slot`) is not charged to the timeout.
+    private func wait(for process: Process, stop: @Sendable () -> Bool, slot: MarginGuard.Slot?,
+                      playable: ((Bool) async -> Bool)?) async -> Ending {
         let started = ContinuousClock.now
         var ending = Ending(), killed = false, shown = playable == nil
         var stopAsked = ContinuousClock.now
@@ -119,21 +127,24 @@ public struct JobRunner: Sendable {
             // Not cut short by cancellation (that would spin): a cancelled wait asks the child
             // to stop like `stop` does, and still waits for it.
             await SteadyTimer.pause(for: .milliseconds(shown ? 100 : 20))
-            if !shown, !ending.interrupted, let playable { shown = await playable() }
+            if !ending.interrupted, let playable { shown = await playable(shown) || shown }
             if !ending.interrupted, stop() || Task.isCancelled {
                 ending.interrupted = true
                 stopAsked = .now
+                if let slot { margins?.release(slot) }  // a stopped process could not hear SIGTERM
                 kill(process.processIdentifier, SIGTERM)
             }
             if ending.interrupted, !killed, ContinuousClock.now - stopAsked > .seconds(killAfterSeconds) {
                 killed = true
                 kill(process.processIdentifier, SIGKILL)
             }
-            if !ending.timedOut, ContinuousClock.now - started > .seconds(timeoutSeconds) {
+            let waited = slot.map { margins?.pausedTime($0) ?? .zero } ?? .zero
+            if !ending.timedOut, ContinuousClock.now - started - waited > .seconds(timeoutSeconds) {
                 ending.timedOut = true
                 kill(process.processIdentifier, SIGKILL)
             }
         }
+        if let slot { margins?.release(slot) }
         process.waitUntilExit()
         return ending
     }

@@ -8,7 +8,8 @@ public final class PrivateDirectory: Sendable {
     public init(prefix: String) throws {
         var template = Array((FileManager.default.temporaryDirectory.path + "/\(prefix)XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw IngestError.cannotWrite(path: String(cString: template), reason: String(cString: strerror(errno)))
+            throw IngestError.cannotWrite(path: String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                                          reason: String(cString: strerror(errno)))
         }
         path = String(cString: made)
     }

@@ -22,7 +22,7 @@ public struct StagedDirectory: Sendable {
         self.destination = url.path
         let parent = url.deletingLastPathComponent().path
         staging = "\(parent)/\(Self.stagingPrefix(of: url.lastPathComponent))"
-            + (attempt.map { AttemptOutput.version(token: $0) } ?? "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            + (attempt.map { AttemptVersion.name(token: $0) } ?? "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let fm = FileManager.default
         var isDirectory: ObjCBool = false
         if fm.fileExists(atPath: self.destination, isDirectory: &isDirectory) {

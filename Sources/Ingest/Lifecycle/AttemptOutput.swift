@@ -62,22 +62,11 @@ public struct AttemptOutput: Sendable {
         self.growing = growing && !isBucket
         growsInBucket = growing && isBucket
         published = "\(cdn)/\(id)"
-        destination = isBucket || self.growing ? "\(cdn)/\(id)/\(Self.version(token: token))" : "\(cdn)/\(id)"
+        destination = isBucket || self.growing ? "\(cdn)/\(id)/\(AttemptVersion.name(token: token))" : "\(cdn)/\(id)"
     }
 
     /// The output of an end that publishes nothing (a release before the attempt ran).
     public static func none(_ job: ClaimedJob) -> AttemptOutput { AttemptOutput(cdn: "", id: job.id, token: job.token) }
-
-    /// The one version-name rule: an attempt's staging suffix and its bucket version prefix
-    /// are `t<token>`, so each attempt's are its own and a larger token is a newer attempt.
-    public static func version(token: Int64) -> String { "t\(token)" }
-
-    /// The token a version name carries (`t` and the token's own decimal: no sign, no leading
-    /// zero); nil for a name of another kind.
-    public static func token(ofVersion name: some StringProtocol) -> Int64? {
-        guard name.hasPrefix("t"), let token = Int64(name.dropFirst()), version(token: token) == name else { return nil }
-        return token
-    }
 
     /// The job process is done and left `staging` (nil: nothing staged, or an earlier
     /// attempt's output already in place): the manifest is read here, once.
@@ -97,7 +86,7 @@ public struct AttemptOutput: Sendable {
     public var renamesIntoView: Bool { !isBucket && staging != nil && !adopted && !isInView }
 
     /// The version name of this attempt (`t<token>`).
-    public var version: String { Self.version(token: token) }
+    public var version: String { AttemptVersion.name(token: token) }
 
     /// Puts the output in view; called by the store under the job's fence. Returns whether it
     /// renamed this attempt's staging into view (what ``withdraw()`` undoes): an output already
@@ -143,7 +132,7 @@ public struct AttemptOutput: Sendable {
     public func discardStaging() {
         if growing { GrowingVersion(root: published, token: token).discard() }
         guard !isBucket else { return }
-        try? FileManager.default.removeItem(atPath: "\(cdn)/\(StagedDirectory.stagingPrefix(of: id))\(Self.version(token: token))")
+        try? FileManager.default.removeItem(atPath: "\(cdn)/\(StagedDirectory.stagingPrefix(of: id))\(AttemptVersion.name(token: token))")
     }
 
     /// Removes the stagings of this job's earlier attempts in a directory CDN (their owners lost
@@ -154,7 +143,7 @@ public struct AttemptOutput: Sendable {
         GrowingVersion(root: published, token: token).discardEarlier()
         let prefix = StagedDirectory.stagingPrefix(of: id)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: cdn)) ?? [] where name.hasPrefix(prefix) {
-            if let attempt = Self.token(ofVersion: name.dropFirst(prefix.count)), attempt >= token { continue }
+            if let attempt = AttemptVersion.token(of: name.dropFirst(prefix.count)), attempt >= token { continue }
             try? FileManager.default.removeItem(atPath: "\(cdn)/\(name)")
         }
     }
@@ -171,27 +160,35 @@ public struct AttemptOutput: Sendable {
         return try GrowingVersion(root: published, token: token).show()
     }
 
+    /// Where this attempt's video plays (``PlaybackPlace``): `<id>` (its pointers), or in a bucket
+    /// its version's own prefix, `<id>/t<token>` (`version`: another attempt's, that the bucket's
+    /// pointer names).
+    public func place(version: String? = nil) -> PlaybackPlace {
+        PlaybackPlace(base: isBucket ? "\(id)/\(version ?? self.version)" : id)
+    }
+
     /// Where a growing video plays, relative to the CDN: `<id>/master.m3u8` (the pointer), or in
     /// a bucket the version's own master, `<id>/t<token>/master.m3u8`.
-    public var growingMaster: String { isBucket ? "\(id)/\(version)/master.m3u8" : "\(id)/master.m3u8" }
+    public var growingMaster: String { place().master }
 
     /// The `upload.playable` webhook of a growing attempt that is shown (`afterSeconds`: since
     /// the upload came; `at`: the store's time, when it said); nil when webhooks are off.
     public func playableWebhook(_ report: JobPlayable, afterSeconds: Double?, at: Date? = nil) -> OutboxEvent? {
         guard let clock = webhookClock else { return nil }
         let now = at ?? clock.now()
-        return UploadEvent.playable(job: id, uploadID: uploadID, master: growingMaster, listedSeconds: report.seconds,
+        return UploadEvent.playable(job: id, attempt: version, uploadID: uploadID, master: growingMaster, listedSeconds: report.seconds,
                                     afterSeconds: afterSeconds.map { ($0 * 1000).rounded() / 1000 }, at: now)
     }
 
     /// The webhook of `end` as the store records it (its reason's message may name where the
-    /// store files the upload): `upload.published`, `upload.rejected` or `upload.failed`; nil
-    /// for an end the backend does not hear of, or when webhooks are off.
-    public func webhook(_ end: JobEnd) -> OutboxEvent? {
+    /// store files the upload): `upload.published` (where it plays: `place`, this attempt's by
+    /// default), `upload.rejected` or `upload.failed`; nil for an end the backend does not hear
+    /// of, or when webhooks are off.
+    public func webhook(_ end: JobEnd, place: PlaybackPlace? = nil) -> OutboxEvent? {
         guard let now = webhookClock?.now() else { return nil }
         switch end {
         case .published:
-            return UploadEvent.published(job: id, manifest: manifest, at: now)
+            return UploadEvent.published(job: id, place: place ?? self.place(), manifest: manifest, at: now)
         case .rejected(let reason), .failed(let reason):
             return UploadEvent.refused("upload.\(end.label)", job: id, uploadID: uploadID, code: reason.code, message: reason.message,
                                        attempts: reason.attempts, at: now)

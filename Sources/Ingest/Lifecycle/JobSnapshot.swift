@@ -23,6 +23,9 @@ public struct JobSnapshot: Codable, Sendable, Equatable {
     /// True while a running job's video can already be played at `output`'s `master.m3u8`
     /// (played while it is made); nil otherwise.
     public var playable: Bool?
+    /// While a shown video grows: how far ahead of its earliest viewer it is (its ``Margin``), in
+    /// seconds, where the store knows it.
+    public var aheadSeconds: Double?
 
     public init(id: String, state: State, attempts: Int, progress: Int? = nil, reason: Reason? = nil, output: String? = nil,
                 manifest: ReadyManifest? = nil) {
@@ -34,6 +37,9 @@ public struct JobSnapshot: Codable, Sendable, Equatable {
         self.output = output
         self.manifest = manifest
     }
+
+    /// Where it plays (``PlaybackPlace``), from `output`.
+    public var place: PlaybackPlace? { output.map { PlaybackPlace(id: id, recorded: $0) } }
 
     /// A progress fraction as a whole percent, clamped to 0–100 (the one clamp).
     public static func percent(_ fraction: Double) -> Int { Int((max(0, min(1, fraction)) * 100).rounded(.down)) }

@@ -9,7 +9,7 @@ extension JobWorker {
     /// where the job process staged.
     nonisolated func run(_ job: ClaimedJob, _ prepared: PreparedAttempt, output: inout AttemptOutput, lease: StopFlag,
                          log: Logger) async -> JobEnd {
-        let progress = Task { await reportProgress(job, path: "\(prepared.directory)/progress.json") }
+        let progress = Task { await reportProgress(job, directory: prepared.directory) }
         defer { progress.cancel() }
         let stop = stopFlag
         let writeTo = output.isBucket ? "\(prepared.directory)/out" : output.destination
@@ -113,10 +113,13 @@ extension JobWorker {
         return configuration.retry.end(attempt: job.attempt, Reason(code: code, message: message, attempts: job.attempt))
     }
 
-    private nonisolated func reportProgress(_ job: ClaimedJob, path: String) async {
+    /// Every 2 s, the job process's progress, with its shown video's running report (``Margin``).
+    private nonisolated func reportProgress(_ job: ClaimedJob, directory: String) async {
         while !Task.isCancelled {
             try? await SteadyTimer.sleep(for: .seconds(2))
-            if let progress = JSONFile.read(JobProgress.self, from: path) { await store.progress(job, progress) }
+            guard var progress = JSONFile.read(JobProgress.self, from: "\(directory)/progress.json") else { continue }
+            progress.listing = JSONFile.read(JobPlayable.self, from: "\(directory)/playable.json")?.listing
+            await store.progress(job, progress)
         }
     }
 }

@@ -13,6 +13,9 @@ public actor JobWorker: Service {
     let configuration: JobWorkerConfiguration
     let metrics: WorkerMetrics
     let logger: Logger
+    /// Keeps shown videos ahead of their viewers: the others' job processes wait, and nothing is
+    /// claimed, while a shown video's margin is short.
+    nonisolated let margins: MarginGuard
     private var running: Set<String> = []
     /// Set by graceful shutdown, at once and from any thread (no hop onto this actor, which a
     /// busy host may not schedule soon): from then on nothing is claimed.
@@ -51,6 +54,7 @@ public actor JobWorker: Service {
         self.configuration = configuration
         self.metrics = metrics
         self.logger = logger
+        margins = MarginGuard(policy: configuration.margin, metrics: metrics)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -69,6 +73,7 @@ public actor JobWorker: Service {
                 try? await SteadyTimer.sleep(for: poll)
             }
         }
+        let guarding = Task { [wakeup, margins] in await margins.watch { wakeup.yield() } }
         logger.info("worker started", metadata: ["cdn": "\(configuration.cdn)", "jobs": "\(configuration.jobs)"])
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
@@ -93,6 +98,7 @@ public actor JobWorker: Service {
             wakeup.yield()
         }
         ticker.cancel()
+        guarding.cancel()
         listener.cancel()
         if let refused { throw refused }
         logger.info("worker stopped")
@@ -130,7 +136,7 @@ public actor JobWorker: Service {
                 try await store.beat(ready: hostProblem == nil && !draining.value, problem: draining.value ? "draining" : hostProblem,
                                      running: running.count)
             }
-            if !draining.value, running.count < configuration.jobs, hostReady() {
+            if !draining.value, running.count < configuration.jobs, hostReady(), margins.admits {
                 for job in try await store.claim(limit: configuration.jobs - running.count) {
                     // A claim under way when the shutdown began is a job in flight (the store
                     // shows it running): it runs. One rescued and claimed again while its old

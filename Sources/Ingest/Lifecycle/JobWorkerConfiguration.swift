@@ -43,6 +43,8 @@ public struct JobWorkerConfiguration: Sendable {
     /// (`--hold`, and the stores that cannot show a video before its end): nothing is visible
     /// before the end.
     public var growing = false
+    /// How far ahead of their viewers shown videos are kept (``MarginGuard``).
+    public var margin = MarginGuard.Policy()
 
     /// Whether the CDN is remote (a bucket prefix).
     public var remoteCDN: Bool { RemotePath.isRemote(cdn) }

@@ -19,6 +19,8 @@ public final class WorkerMetrics: Sendable {
     private let cdnFreeGauge: Gauge
     private let scratchFreeGauge: Gauge
     private let clockOffsetGauge: Gauge
+    private let marginGauge: Gauge
+    private let ranShortCounter: Counter
     private let lastReachable = Mutex(ContinuousClock.now - .seconds(3600))
     /// Why the last call to the job store failed, until one succeeds.
     private let storeProblem = Mutex<String?>(nil)
@@ -64,6 +66,14 @@ public final class WorkerMetrics: Sendable {
         clockOffsetGauge = registry.makeGauge(
             descriptor: .init(namespace: "ingestd", metricName: "clock_offset", unitName: "seconds",
                               helpText: "The job store's clock minus this host's (the database's now(); 0 for the spool)"), labels: [])
+        marginGauge = registry.makeGauge(
+            descriptor: .init(namespace: "ingestd", metricName: "shown_margin", unitName: "seconds",
+                              helpText: "Smallest margin of the videos shown while they grow: seconds listed ahead of their earliest viewer (NaN: none grows in view)"),
+            labels: [])
+        marginGauge.set(.nan)
+        ranShortCounter = registry.makeCounter(
+            descriptor: .init(namespace: "ingestd", metricName: "shown_ran_short", unitName: "total",
+                              helpText: "Shown videos whose earliest viewer caught up with what they listed (a stall)"), labels: [])
         for result in JobEnd.labels { _ = jobs(result) }
         flush()
     }
@@ -121,6 +131,14 @@ public final class WorkerMetrics: Sendable {
     func scratchFree(_ bytes: Int64) { scratchFreeGauge.set(Double(bytes)) }
 
     func clockOffset(_ seconds: Double) { clockOffsetGauge.set(seconds) }
+
+    /// The smallest margin of a shown video (nil: none grows in view), and how many more ran short.
+    func shownMargin(_ seconds: Double?, ranShort: Int) {
+        marginGauge.set(seconds ?? .nan)
+        guard ranShort > 0 else { return }
+        ranShortCounter.increment(by: Int64(ranShort))
+        flush()
+    }
 
     func storeReachable() {
         lastReachable.withLock { $0 = .now }

@@ -29,9 +29,11 @@ public struct OutboxEvent: Codable, Sendable, Equatable {
         self.lastError = lastError
     }
 
-    /// The event for `job` (deterministic id: a crash that repeats the recording repeats nothing).
-    public init(type: String, job: String, data: [String: any Sendable], at now: Date = Date()) {
-        id = "msg_\(job)_\(type.split(separator: ".").last ?? "")"
+    /// The event for `job` (deterministic id: a crash that repeats the recording repeats
+    /// nothing); `attempt`: an event each attempt has once (`upload.playable`: a retry plays
+    /// from a version of its own, which the app hears of too).
+    public init(type: String, job: String, attempt: String? = nil, data: [String: any Sendable], at now: Date = Date()) {
+        id = "msg_\(job)_\(type.split(separator: ".").last ?? "")" + (attempt.map { "_\($0)" } ?? "")
         self.type = type
         createdAt = now
         nextAttemptAt = now

@@ -3,10 +3,11 @@ import Foundation
 /// The events the app's backend hears about an upload, built from what the job left behind.
 /// `data.uploadId` is the `id` from `upload.json`, absent for a plain video file.
 public enum UploadEvent {
-    /// `upload.published`: the essentials of `CDN/<job>/manifest.json`, paths relative to the CDN root.
-    public static func published(job: String, manifest json: Data?, at now: Date = Date()) -> OutboxEvent {
+    /// `upload.published`: the essentials of the job's manifest, paths relative to the CDN root
+    /// (where it plays: `place`).
+    public static func published(job: String, place: PlaybackPlace, manifest json: Data?, at now: Date = Date()) -> OutboxEvent {
         let manifest = json.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
-        func relative(_ value: Any?) -> String? { (value as? String).map { "\(job)/\($0)" } }
+        func relative(_ value: Any?) -> String? { (value as? String).map { place.path($0) } }
         func images(_ value: Any?) -> [[String: any Sendable]] {
             ((value as? [[String: Any]]) ?? []).map { image in
                 ["path": relative(image["path"]) ?? "", "width": image["width"] as? Int ?? 0, "height": image["height"] as? Int ?? 0]
@@ -37,13 +38,14 @@ public enum UploadEvent {
 
     /// `upload.playable`: the video can be played at `master` (relative to the CDN:
     /// `<job>/master.m3u8`, in a bucket the version's) while it is still being made
-    /// (`upload.published` follows); `playableAfterSeconds` from its arrival.
-    public static func playable(job: String, uploadID: String?, master: String, listedSeconds: Double, afterSeconds: Double?,
-                                at now: Date = Date()) -> OutboxEvent {
+    /// (`upload.published` follows); `playableAfterSeconds` from its arrival. Once per attempt
+    /// (`attempt`, its version): a retry's plays from its own version in a bucket.
+    public static func playable(job: String, attempt: String, uploadID: String?, master: String, listedSeconds: Double,
+                                afterSeconds: Double?, at now: Date = Date()) -> OutboxEvent {
         var data: [String: any Sendable] = ["id": job, "master": master, "listedSeconds": listedSeconds]
         if let uploadID { data["uploadId"] = uploadID }
         if let afterSeconds { data["playableAfterSeconds"] = afterSeconds }
-        return OutboxEvent(type: "upload.playable", job: job, data: data, at: now)
+        return OutboxEvent(type: "upload.playable", job: job, attempt: attempt, data: data, at: now)
     }
 
     /// `upload.rejected` (bad upload, never retried) or `upload.failed` (retries ran out).

@@ -13,4 +13,6 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var lastError: String?
     /// The fencing token of the latest claim (absent in records written before tokens).
     public var token: Int64?
+    /// Once published: where the video is (`CDN/<id>`, or a bucket's version the pointer names).
+    public var output: String?
 }

@@ -90,9 +90,15 @@ public final class SpoolStore: JobStore {
         case .published(let result):
             try await output.publish()
             var fields: [String: any Sendable] = ["output": output.published, "duration": result.durationSeconds ?? 0]
-            if output.isBucket { fields["version"] = try await point(output) }
+            let version = output.isBucket ? try await point(output) : nil
+            if let version { fields["version"] = version }
+            let place = output.place(version: version.map { ($0 as NSString).lastPathComponent })
             events.append("published", job.id, fields)
-            try output.webhook(filed).map { try outbox?.record($0) }
+            try output.webhook(filed, place: place).map { try outbox?.record($0) }
+            record.output = output.isBucket ? "\(cdn)/\(place.base)" : output.published
+            // A bucket's manifest, for `status`: the CDN's own is read from the CDN.
+            if output.isBucket { try? output.manifest.write(to: URL(fileURLWithPath: "\(layout.job(job.id))/manifest.json")) }
+            try spool.update(record)
             try spool.finish(record, as: .archive)
         case .rejected(let reason), .failed(let reason):
             let state: SpoolLayout.State = filed.label == "rejected" ? .rejected : .failed
@@ -136,7 +142,7 @@ public final class SpoolStore: JobStore {
                                            "playableAfterSeconds": (after * 1000).rounded() / 1000,
                                            "stages": report.stages(received: record.receivedAt, shown: Date())])
         // For `status --job`, until the attempt ends.
-        try? JSONFile.write(ShownVideo(output: output.recorded), to: Self.playableRecord(layout, job.id))
+        try? JSONFile.write(ShownVideo(output: output.recorded, shownAt: Date()), to: Self.playableRecord(layout, job.id))
         return true
     }
 
@@ -144,6 +150,8 @@ public final class SpoolStore: JobStore {
     struct ShownVideo: Codable {
         /// `CDN/<id>`, or in a bucket the version prefix.
         var output: String
+        /// When it was shown (nil from an earlier version).
+        var shownAt: Date?
     }
 
     /// `work/<id>/shown.json`: the running attempt's video is shown (``playable(_:output:_:)``).
@@ -218,8 +226,10 @@ public final class SpoolStore: JobStore {
         let directory = layout.job(id, in: folder)
         switch folder {
         case .archive:
-            let manifest = cdn.flatMap { RemotePath.isRemote($0) ? nil : JSONFile.read(ReadyManifest.self, from: "\($0)/\(id)/manifest.json") }
-            return JobSnapshot(id: id, state: .published, attempts: (record?.attempts ?? 0) + 1, progress: 100, output: cdn.map { "\($0)/\(id)" },
+            let output = record?.output ?? cdn.map { "\($0)/\(id)" }
+            let manifest = JSONFile.read(ReadyManifest.self, from: "\(directory)/manifest.json")  // a bucket's, kept here
+                ?? output.flatMap { RemotePath.isRemote($0) ? nil : JSONFile.read(ReadyManifest.self, from: "\($0)/manifest.json") }
+            return JobSnapshot(id: id, state: .published, attempts: (record?.attempts ?? 0) + 1, progress: 100, output: output,
                                manifest: manifest)
         case .queued:
             return JobSnapshot(id: id, state: .queued, attempts: 0)  // handed to the fleet's queue (`status --database` says more)
@@ -234,7 +244,11 @@ public final class SpoolStore: JobStore {
             // Played while it is made: its master is in view already, where the finished video's will be.
             if FileManager.default.fileExists(atPath: playableRecord(layout, id)) {
                 running.playable = true
-                running.output = JSONFile.read(ShownVideo.self, from: playableRecord(layout, id))?.output ?? cdn.map { "\($0)/\(id)" }
+                let shown = JSONFile.read(ShownVideo.self, from: playableRecord(layout, id))
+                running.output = shown?.output ?? cdn.map { "\($0)/\(id)" }
+                if let at = shown?.shownAt, let listing = JSONFile.read(JobPlayable.self, from: "\(directory)/playable.json")?.listing {
+                    running.aheadSeconds = Margin.seconds(listed: listing.seconds, ended: listing.ended, shownAt: at)
+                }
             }
             return running
         }

@@ -62,10 +62,11 @@ final class Pipeline {
     private var joinedSeconds = 0.0
 
     /// `playable`: the ladder grows in view (``TranscodeRequest/growing``), and this is called
-    /// once, with the seconds every rung lists, when its master is written and a player can start.
+    /// once, with the seconds every rung lists, when its master is written and a player can start;
+    /// `listed` then each time every rung lists more (`ended`: every rung has ended).
     init(plan: TranscodePlan, clipFiles: [SourceFile], musicFile: SourceFile?, layout: OutputLayout, published: PublishedLadder?,
          cancellation: CancellationFlag, progress: @escaping @Sendable (TranscodeProgress) -> Void,
-         playable: (@Sendable (Double) -> Void)? = nil) throws {
+         playable: (@Sendable (Double) -> Void)? = nil, listed: (@Sendable (Double, Bool) -> Void)? = nil) throws {
         precondition(clipFiles.count == plan.clips.count && (musicFile != nil) == (plan.music != nil), "one file per input")
         self.plan = plan
         self.clipFiles = clipFiles
@@ -128,6 +129,7 @@ final class Pipeline {
                 try ManifestWriter.writeGrowingMaster(plan: plan, layout: layout, codecs: codecs)
                 playable(seconds)
             }
+            gate.grew = listed
         }
         topRung = zip(written, rungs).first { plan.isTopH264($0.0) }?.1
         let encoded = plan.encodedRungs

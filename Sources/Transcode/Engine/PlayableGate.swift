@@ -14,6 +14,11 @@ final class PlayableGate: @unchecked Sendable {
     private let started = ContinuousClock.now
     /// Runs once, on the thread of the rung that opened the gate, with the seconds every rung lists.
     var open: ((Double) throws -> Void)?
+    /// Runs after the gate opened, each time every rung lists more (`ended`: every rung has
+    /// ended), on the thread of the rung that made it so: the running report of a shown video.
+    var grew: ((Double, _ ended: Bool) -> Void)?
+    private var reported = 0.0
+    private var reportedEnd = false
 
     init(rungs: Int, targetDuration: Int, totalSeconds: Double) {
         listed = Array(repeating: 0, count: rungs)
@@ -47,11 +52,20 @@ final class PlayableGate: @unchecked Sendable {
         let least = zip(listed, ended).map { $1 ? Double.infinity : $0 }.min() ?? 0
         let elapsed = (ContinuousClock.now - started).seconds
         let speed = elapsed > 0 ? least / elapsed : 0
+        let wasOpen = opened
         let opens = !opened && least >= Self.secondsNeeded(targetDuration: targetDuration, totalSeconds: totalSeconds, speed: speed)
         if opens { opened = true }
         let open = self.open
-        let lists = ended.allSatisfy { $0 } ? totalSeconds : listed.min() ?? 0
+        let allEnded = ended.allSatisfy { $0 }
+        let lists = allEnded ? totalSeconds : listed.min() ?? 0
+        let grows = wasOpen && (lists > reported || (allEnded && !reportedEnd))
+        if opens || grows {
+            reported = lists
+            reportedEnd = allEnded
+        }
+        let grew = self.grew
         lock.unlock()
         if opens { try open?(lists) }
+        if grows { grew?(lists, allEnded) }
     }
 }

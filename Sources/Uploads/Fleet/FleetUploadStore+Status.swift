@@ -8,18 +8,18 @@ extension FleetUploadStore {
     /// `published` is `completed`, with URLs under the published version), else the upload's row.
     func status(_ id: String) async throws -> JobStatusReport? {
         if let job = try await jobs.job(id) {
-            return JobStatusReport(job) { path in job.output.map { url($0, path) } }
+            return JobStatusReport(job) { path in job.output.map { url($0, job.place, path) } }
         }
         guard let row = try await rows.read(id, part: 1), !row.terminated else { return nil }
         if row.enqueued { return JobStatusReport(id: id, state: .queued) }
         return JobStatusReport(id: id, state: .uploading, progress: JobSnapshot.percent(row.length > 0 ? Double(row.offset) / Double(row.length) : 0))
     }
 
-    /// `path` in the published version `output` (`s3://bucket/cdn/<id>/<version>`): under the
-    /// public URL when the CDN prefix is known and one is given, else as an `s3://` URL.
-    private func url(_ output: String, _ path: String) -> String {
-        let full = "\(output)/\(path)"
-        if let publicURL, let cdn, full.hasPrefix(cdn + "/") { return publicURL + full.dropFirst(cdn.count) }
-        return full
+    /// `path` where the job plays (`place`, in the published version `output`,
+    /// `s3://bucket/cdn/<id>/<version>`): under the public URL when one is given, else as an
+    /// `s3://` URL.
+    private func url(_ output: String, _ place: PlaybackPlace?, _ path: String) -> String {
+        if let publicURL, let place { return place.url(path, cdnURL: publicURL) }
+        return "\(output)/\(path)"
     }
 }

@@ -1,0 +1,181 @@
+import Foundation
+import Synchronization
+
+/// Keeps every shown video ahead of its viewers, whatever the host takes on after it showed.
+///
+/// A shown video's *margin* is the seconds its rungs list minus the seconds its earliest viewer
+/// (one who started at the show) could have played: ``Margin``. While any shown, growing
+/// video's margin is under ``Policy/pauseBelow``, the job processes of videos not yet shown are
+/// paused (`SIGSTOP`), and no job is claimed; once every margin is back over
+/// ``Policy/resumeAbove`` they go on (`SIGCONT`). Shown job processes are never touched.
+///
+/// Why stopping and not `nice`: an unprivileged worker (the shipped unit's, the pod's) may raise
+/// a process's nice value but never lower it back, so a job slowed while another video grows
+/// would stay slow once its own video shows; and with autogroup on, nice ranks only within a
+/// session. A stop and a continue need no privilege and undo each other. The time a job spends
+/// stopped is not charged to its wall-clock limit (``pausedTime(_:)``).
+public final class MarginGuard: Sendable {
+    public struct Policy: Sendable {
+        /// Under this margin (seconds), the videos not yet shown wait.
+        public var pauseBelow: Double
+        /// Over this margin on every shown video, they go on.
+        public var resumeAbove: Double
+
+        public init(pauseBelow: Double = 4, resumeAbove: Double = 8) {
+            self.pauseBelow = pauseBelow
+            self.resumeAbove = resumeAbove
+        }
+    }
+
+    /// One job process under the guard (``register(pid:)``).
+    public struct Slot: Hashable, Sendable { let id: Int }
+
+    private struct Entry {
+        var pid: Int32
+        var margin: Margin?
+        var pausedSince: ContinuousClock.Instant?
+        var pausedTotal = Duration.zero
+        var ranShort = false
+    }
+
+    private struct State {
+        var entries: [Int: Entry] = [:]
+        var next = 0
+        var holding = false
+    }
+
+    public let policy: Policy
+    private let state = Mutex(State())
+    private let metrics: WorkerMetrics?
+
+    public init(policy: Policy = Policy(), metrics: WorkerMetrics? = nil) {
+        self.policy = policy
+        self.metrics = metrics
+    }
+
+    /// Starts guarding a job process just spawned (not shown yet: it waits while a margin is short).
+    public func register(pid: Int32) -> Slot {
+        let slot = state.withLock { state in
+            defer { state.next += 1 }
+            state.entries[state.next] = Entry(pid: pid)
+            return Slot(id: state.next)
+        }
+        evaluate()
+        return slot
+    }
+
+    /// The slot's video is shown, or lists more (`listing`, as its job process reported it).
+    public func listed(_ slot: Slot, _ listing: Margin.Listing) {
+        state.withLock { state in
+            guard var entry = state.entries[slot.id] else { return }
+            if entry.pausedSince != nil { kill(entry.pid, SIGCONT) }  // a shown video never waits
+            entry.pausedTotal += entry.pausedSince.map { .now - $0 } ?? .zero
+            entry.pausedSince = nil
+            if entry.margin == nil { entry.margin = Margin(shownAt: .now, listing: listing) } else { entry.margin!.listing = listing }
+            state.entries[slot.id] = entry
+        }
+    }
+
+    /// Stops guarding the slot (its process ended, or is about to be stopped): it goes on if it
+    /// waited. Returns the time it spent waiting.
+    @discardableResult
+    public func release(_ slot: Slot) -> Duration {
+        state.withLock { state in
+            guard let entry = state.entries.removeValue(forKey: slot.id) else { return .zero }
+            if let since = entry.pausedSince {
+                kill(entry.pid, SIGCONT)
+                return entry.pausedTotal + (.now - since)
+            }
+            return entry.pausedTotal
+        }
+    }
+
+    /// Time the slot's process has spent waiting so far (not charged to its job's time limit).
+    public func pausedTime(_ slot: Slot) -> Duration {
+        state.withLock { state in
+            guard let entry = state.entries[slot.id] else { return .zero }
+            return entry.pausedTotal + (entry.pausedSince.map { .now - $0 } ?? .zero)
+        }
+    }
+
+    /// Whether a new job may be claimed: no shown video is short of margin.
+    public var admits: Bool { state.withLock { !$0.holding } }
+
+    /// Looks at every shown video's margin ten times a second until cancelled; `admitted` runs
+    /// each time claims are admitted again.
+    public func watch(admitted: @Sendable () -> Void) async {
+        var admits = true
+        while !Task.isCancelled {
+            let now = evaluate()
+            if now, !admits { admitted() }
+            admits = now
+            try? await SteadyTimer.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Looks at every shown video's margin now, and stops or continues the others to match.
+    /// Returns whether claims are admitted.
+    @discardableResult
+    public func evaluate() -> Bool {
+        let now = ContinuousClock.now
+        let (smallest, shortNow, admits) = state.withLock { state in
+            var shortNow = 0
+            var smallest: Double?
+            for (id, entry) in state.entries {
+                guard let margin = entry.margin?.seconds(at: now), margin.isFinite else { continue }  // not shown, or whole
+                smallest = min(smallest ?? .infinity, margin)
+                if margin < 0, !entry.ranShort {
+                    state.entries[id]!.ranShort = true
+                    shortNow += 1
+                }
+            }
+            if let smallest, smallest < policy.pauseBelow { state.holding = true }
+            if (smallest ?? .infinity) >= policy.resumeAbove { state.holding = false }
+            for (id, entry) in state.entries where entry.margin == nil {
+                if state.holding, entry.pausedSince == nil {
+                    kill(entry.pid, SIGSTOP)
+                    state.entries[id]!.pausedSince = now
+                } else if !state.holding, let since = entry.pausedSince {
+                    kill(entry.pid, SIGCONT)
+                    state.entries[id]!.pausedTotal += now - since
+                    state.entries[id]!.pausedSince = nil
+                }
+            }
+            return (smallest, shortNow, !state.holding)
+        }
+        metrics?.shownMargin(smallest, ranShort: shortNow)
+        return admits
+    }
+}
+
+/// How far a shown, growing video is ahead of its earliest viewer: the seconds every rung lists
+/// minus the seconds played since it was shown, at 1× (infinite once every rung has ended).
+public struct Margin: Sendable, Equatable {
+    /// What a job process reports of its growing ladder.
+    public struct Listing: Codable, Sendable, Equatable {
+        public var seconds: Double
+        public var ended: Bool
+
+        public init(seconds: Double, ended: Bool) {
+            self.seconds = seconds
+            self.ended = ended
+        }
+    }
+
+    public var shownAt: ContinuousClock.Instant
+    public var listing: Listing
+
+    public init(shownAt: ContinuousClock.Instant, listing: Listing) {
+        self.shownAt = shownAt
+        self.listing = listing
+    }
+
+    public func seconds(at now: ContinuousClock.Instant) -> Double {
+        listing.ended ? .infinity : listing.seconds - (now - shownAt).seconds
+    }
+
+    /// The same rule over wall-clock instants, for readers in another process (the console).
+    public static func seconds(listed: Double, ended: Bool, shownAt: Date, now: Date = Date()) -> Double? {
+        ended ? nil : listed - now.timeIntervalSince(shownAt)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Ingest
+import IngestdTesting
+import Testing
+
+/// ``MarginGuard`` on real processes: the job processes of videos not yet shown are stopped
+/// (`SIGSTOP`, state `T` in /proc) while a shown video is short of margin, and continued once
+/// every shown video is ahead again; the wait is not charged to a job's time limit.
+@Suite(.offTheSharedPool) struct MarginGuardTests {
+    /// A real process to stand for a job process (`sleep`), killed at the end.
+    final class Sleeper {
+        let process = Process()
+        init() throws {
+            process.executableURL = URL(fileURLWithPath: "/bin/sleep")
+            process.arguments = ["600"]
+            try process.run()
+        }
+        deinit {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        var pid: Int32 { process.processIdentifier }
+        var state: Character? { MarginGuardTests.state(pid) }
+    }
+
+    @Test func theOthersWaitWhileAShownVideoIsShortAndGoOnOnceEveryShownOneIsAhead() throws {
+        let metrics = WorkerMetrics()
+        let margins = MarginGuard(policy: .init(pauseBelow: 4, resumeAbove: 8), metrics: metrics)
+        let shown = try Sleeper(), waiting = try Sleeper(), later = try Sleeper()
+        let a = margins.register(pid: shown.pid), b = margins.register(pid: waiting.pid)
+        #expect(margins.evaluate() && margins.admits, "nothing shown: nothing waits")
+
+        margins.listed(a, .init(seconds: 2, ended: false))  // shown with 2 s listed: short
+        #expect(!margins.evaluate() && !margins.admits, "a short margin admits no claim")
+        try Daemon.wait(timeout: 10, "the job not yet shown stopped") { waiting.state == "T" }
+        #expect(shown.state != "T", "a shown video's process is never stopped")
+        let c = margins.register(pid: later.pid)  // spawned while short: stopped at once
+        try Daemon.wait(timeout: 10, "a job spawned while short stopped") { later.state == "T" }
+
+        margins.listed(a, .init(seconds: 6, ended: false))  // between the bounds: still held
+        #expect(!margins.evaluate())
+        margins.listed(a, .init(seconds: 100, ended: false))  // far ahead: the others go on
+        #expect(margins.evaluate() && margins.admits)
+        try Daemon.wait(timeout: 10, "the waiting jobs continued") { waiting.state != "T" && later.state != "T" }
+        #expect(margins.pausedTime(b) > .zero && margins.pausedTime(b) < .seconds(60))
+
+        margins.listed(a, .init(seconds: 1, ended: false))
+        #expect(!margins.evaluate())
+        try Daemon.wait(timeout: 10, "stopped again") { waiting.state == "T" }
+        margins.listed(b, .init(seconds: 30, ended: false))  // its own video shows: it goes on at once
+        try Daemon.wait(timeout: 10, "a video that shows goes on") { waiting.state != "T" }
+        margins.release(c)  // released while stopped: continued
+        try Daemon.wait(timeout: 10, "a released job continued") { later.state != "T" }
+
+        margins.listed(a, .init(seconds: 0, ended: false))  // its earliest viewer caught up
+        Thread.sleep(forTimeInterval: 0.05)
+        margins.evaluate()
+        margins.evaluate()  // counted once per video
+        let exposition = metrics.registry.emitToString()
+        #expect(exposition.contains("ingestd_shown_ran_short_total 1"), "\(exposition)")
+        #expect(exposition.contains("ingestd_shown_margin_seconds -"), "\(exposition)")
+        margins.listed(a, .init(seconds: 0, ended: true))  // whole: never short again
+        margins.listed(b, .init(seconds: 30, ended: true))
+        #expect(margins.evaluate())
+        #expect(metrics.registry.emitToString().contains("ingestd_shown_margin_seconds nan"), "none grows in view")
+    }
+
+    /// A real job process spawned while another video is short of margin waits, stopped, longer
+    /// than its time limit; once the other video is whole it goes on and publishes: its wait was
+    /// not charged.
+    @Test func aJobThatWaitsForAShownVideoIsNotChargedForItsWait() async throws {
+        let margins = MarginGuard()
+        let shown = try Sleeper()
+        let holder = margins.register(pid: shown.pid)
+        margins.listed(holder, .init(seconds: 0, ended: false))
+        var runner = JobRunner(executable: Paths.binary, presetArgument: Paths.root + "/Presets/default.json", timeoutSeconds: 20,
+                               limits: ChildLimits(memoryMB: 8192, cpuSeconds: 480))
+        runner.margins = margins
+        let base = Paths.scratch("margin-guard-job")
+        try? FileManager.default.removeItem(atPath: base)
+        try FileManager.default.createDirectory(atPath: "\(base)/job", withIntermediateDirectories: true)
+        defer { margins.release(holder) }  // never leaves a stopped job process behind
+        let run = Task { [runner] in
+            await runner.run(input: .path(Paths.sample("noaudio_odd.webm")), output: "\(base)/out", jobDirectory: "\(base)/job") { false }
+        }
+        func jobProcess() -> Int32? {
+            Daemon.children(of: getpid()).first { Daemon.commandLine($0).contains("job-run") && Daemon.commandLine($0).contains("margin-guard-job") }
+        }
+        try Daemon.wait(timeout: 60, "the job process stopped") {
+            jobProcess().map { Self.state($0) == "T" } ?? false
+        }
+        try await Task.sleep(for: .seconds(25))  // longer than its 20 s limit, stopped all along
+        #expect(jobProcess().map { Self.state($0) == "T" } == true, "still there, still waiting")
+        margins.listed(holder, .init(seconds: 10, ended: true))
+        margins.evaluate()
+        let outcome = await run.value
+        guard case .published = outcome else {
+            Issue.record("a job charged for its wait: \(outcome)")
+            return
+        }
+        #expect(FileManager.default.fileExists(atPath: "\(base)/out/master.m3u8"))
+    }
+
+    /// The scheduler state of `pid` from /proc/PID/stat (`T`: stopped).
+    static func state(_ pid: Int32) -> Character? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: close)...].split(separator: " ").first?.first
+    }
+}
