@@ -63,6 +63,7 @@ VIEWER = os.path.join(ROOT, "Tests", "IngestdTesting", "hls_viewer.py")
 NGINX_CONF = os.path.join(ROOT, "deploy", "nginx", "ingestd-cdn.conf")
 NGINX_CDN = os.path.join(ROOT, "Tests", "IngestdTesting", "nginx_cdn.py")
 JOBS = 3
+EXTRA = []  # more daemon options (--margin)
 CAMERAS = 4
 PUBLISH_TIMEOUT = 1500
 VIEWER_TIMEOUT = PUBLISH_TIMEOUT + 120
@@ -429,11 +430,11 @@ def run(binary, out, fleet_mode, decode):
         if not wait_http(cdn_port, "/", 30, status=None):
             raise SystemExit(f"the CDN server on port {cdn_port} does not answer (see {out}/cdn-server.log)")
         if fleet is None:
-            command = [binary, "watch", "--spool", spool, "--cdn", cdn, "--jobs", str(JOBS), "--http", f"127.0.0.1:{metrics_port}"]
+            command = [binary, "watch", "--spool", spool, "--cdn", cdn, "--jobs", str(JOBS), "--http", f"127.0.0.1:{metrics_port}"] + EXTRA
         else:
             open(os.path.join(spool, ".ingestd-uploads"), "w").write("ingestd uploads root: workers check this file is here\n")
             command = [binary, "worker", "--database", fleet.url, "--cdn", cdn, "--uploads", spool, "--jobs", str(JOBS),
-                       "--http", f"127.0.0.1:{metrics_port}"]
+                       "--http", f"127.0.0.1:{metrics_port}"] + EXTRA
         daemon = subprocess.Popen(command, stdout=logs, stderr=logs)
         if not wait_http(metrics_port, "/readyz", 30):
             time.sleep(1)
@@ -641,12 +642,15 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--fleet", action="store_true", help="worker --jobs 3 on a throwaway PostgreSQL instead of watch")
     parser.add_argument("--no-decode-check", action="store_true", help="do not decode the viewers' frames afterwards")
+    parser.add_argument("--margin", help="passed to the daemon as --margin (0: the margin guard off, as before #49)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stops what it started (the finally blocks) on SIGTERM too
     binary, out = os.path.abspath(args.binary), os.path.abspath(args.out)
     if not os.access(binary, os.X_OK):
         raise SystemExit(f"{binary}: not an executable (make release)")
     os.makedirs(out, exist_ok=True)
+    global EXTRA
+    EXTRA = ["--margin", args.margin] if args.margin is not None else []
     uploads, extra = run(binary, out, args.fleet, not args.no_decode_check)
     result = summarize(uploads, extra, binary, args.fleet)
     with open(os.path.join(out, "busy.json"), "w") as f:

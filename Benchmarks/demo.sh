@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-out/demo}
-bin=.build/release/ingestd
+bin=${INGESTD_BIN:-.build/release/ingestd}
 rm -rf "$out"
 mkdir -p "$out/spool/incoming" "$out/cdn"
 INGESTD_LOG_LEVEL=info "$bin" watch --spool "$out/spool" --cdn "$out/cdn" 2> "$out/daemon.log" &

@@ -34,7 +34,8 @@ struct WorkerOptions: ParsableArguments {
     @Option(help: ArgumentHelp("""
         Seconds a video shown while it grows must keep ahead of its earliest viewer: under it, \
         jobs not yet shown wait (stopped, their wait not charged to --job-timeout) and none is \
-        claimed, until every shown video is twice that ahead (docs/OUTPUT.md).
+        claimed, until every shown video is twice that ahead; while one grows in view, the others \
+        take turns. 0: nothing waits (docs/OUTPUT.md).
         """, valueName: "seconds"))
     var margin: Double = 4
 

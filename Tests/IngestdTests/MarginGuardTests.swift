@@ -39,9 +39,10 @@ import Testing
 
         margins.listed(a, .init(seconds: 6, ended: false))  // between the bounds: still held
         #expect(!margins.evaluate())
-        margins.listed(a, .init(seconds: 100, ended: false))  // far ahead: the others go on
-        #expect(margins.evaluate() && margins.admits)
-        try Daemon.wait(timeout: 10, "the waiting jobs continued") { waiting.state != "T" && later.state != "T" }
+        margins.listed(a, .init(seconds: 100, ended: false))  // far ahead: the one claimed first goes on
+        #expect(!margins.evaluate() && margins.claims(free: 3) == 0, "another waits its turn: no claim")
+        try Daemon.wait(timeout: 10, "the first job not yet shown continued") { waiting.state != "T" }
+        #expect(later.state == "T", "the next waits its turn while a video grows in view")
         #expect(margins.pausedTime(b) > .zero && margins.pausedTime(b) < .seconds(60))
 
         margins.listed(a, .init(seconds: 1, ended: false))
@@ -51,6 +52,8 @@ import Testing
         try Daemon.wait(timeout: 10, "a video that shows goes on") { waiting.state != "T" }
         margins.release(c)  // released while stopped: continued
         try Daemon.wait(timeout: 10, "a released job continued") { later.state != "T" }
+        margins.listed(a, .init(seconds: 100, ended: false))
+        #expect(margins.evaluate() && margins.claims(free: 3) == 1, "while videos grow in view, one claim at a time")
 
         margins.listed(a, .init(seconds: 0, ended: false))  // its earliest viewer caught up
         Thread.sleep(forTimeInterval: 0.05)
@@ -61,8 +64,23 @@ import Testing
         #expect(exposition.contains("ingestd_shown_margin_seconds -"), "\(exposition)")
         margins.listed(a, .init(seconds: 0, ended: true))  // whole: never short again
         margins.listed(b, .init(seconds: 30, ended: true))
-        #expect(margins.evaluate())
+        #expect(margins.evaluate() && margins.claims(free: 3) == 3, "none grows in view: every free slot")
         #expect(metrics.registry.emitToString().contains("ingestd_shown_margin_seconds nan"), "none grows in view")
+    }
+
+    /// `--margin 0`: nothing waits, whatever the margins (they are still measured).
+    @Test func aPolicyOfNoMarginStopsNothing() throws {
+        let metrics = WorkerMetrics()
+        let margins = MarginGuard(policy: .init(pauseBelow: 0, resumeAbove: 0), metrics: metrics)
+        let shown = try Sleeper(), other = try Sleeper()
+        let a = margins.register(pid: shown.pid)
+        _ = margins.register(pid: other.pid)
+        margins.listed(a, .init(seconds: 0, ended: false))
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(margins.evaluate() && margins.claims(free: 2) == 2)
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(other.state != "T")
+        #expect(metrics.registry.emitToString().contains("ingestd_shown_ran_short_total 1"))
     }
 
     /// A real job process spawned while another video is short of margin waits, stopped, longer

@@ -136,8 +136,9 @@ public actor JobWorker: Service {
                 try await store.beat(ready: hostProblem == nil && !draining.value, problem: draining.value ? "draining" : hostProblem,
                                      running: running.count)
             }
-            if !draining.value, running.count < configuration.jobs, hostReady(), margins.admits {
-                for job in try await store.claim(limit: configuration.jobs - running.count) {
+            let limit = margins.claims(free: configuration.jobs - running.count)
+            if !draining.value, limit > 0, hostReady() {
+                for job in try await store.claim(limit: limit) {
                     // A claim under way when the shutdown began is a job in flight (the store
                     // shows it running): it runs. One rescued and claimed again while its old
                     // attempt winds down here is given back uncharged, not started twice.

@@ -7,7 +7,11 @@ import Synchronization
 /// (one who started at the show) could have played: ``Margin``. While any shown, growing
 /// video's margin is under ``Policy/pauseBelow``, the job processes of videos not yet shown are
 /// paused (`SIGSTOP`), and no job is claimed; once every margin is back over
-/// ``Policy/resumeAbove`` they go on (`SIGCONT`). Shown job processes are never touched.
+/// ``Policy/resumeAbove`` they go on (`SIGCONT`). While a video grows in view, the videos not yet
+/// shown take turns: the one claimed first runs, the others wait, and no other is claimed, so
+/// the CPU the shown ones leave makes one video playable soon rather than all of them late.
+/// Shown job processes are never touched. A policy whose ``Policy/pauseBelow`` is 0 stops
+/// nothing (the margins are still measured).
 ///
 /// Why stopping and not `nice`: an unprivileged worker (the shipped unit's, the pod's) may raise
 /// a process's nice value but never lower it back, so a job slowed while another video grows
@@ -42,6 +46,8 @@ public final class MarginGuard: Sendable {
         var entries: [Int: Entry] = [:]
         var next = 0
         var holding = false
+        var admits = true
+        var growing = false
     }
 
     public let policy: Policy
@@ -98,8 +104,15 @@ public final class MarginGuard: Sendable {
         }
     }
 
-    /// Whether a new job may be claimed: no shown video is short of margin.
-    public var admits: Bool { state.withLock { !$0.holding } }
+    /// Whether a new job may be claimed: no shown video is short of margin, and while one grows
+    /// in view, no video waits to be shown.
+    public var admits: Bool { state.withLock { $0.admits } }
+
+    /// How many of `free` slots may be filled now: none while claims are held, one at a time
+    /// while a video grows in view (the videos not yet shown take turns), else all.
+    public func claims(free: Int) -> Int {
+        state.withLock { !$0.admits ? 0 : $0.growing ? min(free, 1) : free }
+    }
 
     /// Looks at every shown video's margin ten times a second until cancelled; `admitted` runs
     /// each time claims are admitted again.
@@ -129,19 +142,28 @@ public final class MarginGuard: Sendable {
                     shortNow += 1
                 }
             }
-            if let smallest, smallest < policy.pauseBelow { state.holding = true }
-            if (smallest ?? .infinity) >= policy.resumeAbove { state.holding = false }
-            for (id, entry) in state.entries where entry.margin == nil {
-                if state.holding, entry.pausedSince == nil {
+            let enabled = policy.pauseBelow > 0
+            if enabled, let smallest, smallest < policy.pauseBelow { state.holding = true }
+            if !enabled || (smallest ?? .infinity) >= policy.resumeAbove { state.holding = false }
+            let growing = smallest != nil
+            let unshown = state.entries.filter { $0.value.margin == nil }.keys
+            let first = unshown.min()  // the one claimed first
+            for id in unshown {
+                let entry = state.entries[id]!
+                let waits = enabled && (state.holding || (growing && id != first))
+                if waits, entry.pausedSince == nil {
                     kill(entry.pid, SIGSTOP)
                     state.entries[id]!.pausedSince = now
-                } else if !state.holding, let since = entry.pausedSince {
+                } else if !waits, let since = entry.pausedSince {
                     kill(entry.pid, SIGCONT)
                     state.entries[id]!.pausedTotal += now - since
                     state.entries[id]!.pausedSince = nil
                 }
             }
-            return (smallest, shortNow, !state.holding)
+            let admits = !enabled || (!state.holding && !(growing && !unshown.isEmpty))
+            state.admits = admits
+            state.growing = enabled && growing
+            return (smallest, shortNow, admits)
         }
         metrics?.shownMargin(smallest, ranShort: shortNow)
         return admits

@@ -11,7 +11,8 @@ final class PlayableGate: @unchecked Sendable {
     private var opened = false
     private let targetDuration: Double
     private let totalSeconds: Double
-    private let started = ContinuousClock.now
+    /// The encode's speed is measured on the time it ran (a stopped job process's wait left out).
+    private let clock = RunningClock()
     /// Runs once, on the thread of the rung that opened the gate, with the seconds every rung lists.
     var open: ((Double) throws -> Void)?
     /// Runs after the gate opened, each time every rung lists more (`ended`: every rung has
@@ -50,7 +51,7 @@ final class PlayableGate: @unchecked Sendable {
         listed[index] = seconds
         ended[index] = rungEnded
         let least = zip(listed, ended).map { $1 ? Double.infinity : $0 }.min() ?? 0
-        let elapsed = (ContinuousClock.now - started).seconds
+        let elapsed = clock.elapsed
         let speed = elapsed > 0 ? least / elapsed : 0
         let wasOpen = opened
         let opens = !opened && least >= Self.secondsNeeded(targetDuration: targetDuration, totalSeconds: totalSeconds, speed: speed)

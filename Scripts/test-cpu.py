@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Where the test suite's CPU goes (#47): runs a command (by default `swift test --skip-build`),
+samples /proc twice a second, and charges every process's CPU time (user + system) to the test
+scratch directory its command line names (`$TMPDIR/ingestd-tests-<pid>/<name>`: one per test or
+suite), to its parent's when it names none, else to its program. The test process's own CPU (the
+in-process transcodes of `Fixtures`, the unit tests) is `test process`.
+
+  Scripts/test-cpu.py [--top N] [-- COMMAND...]
+
+Prints the wall time, the CPU seconds in all, and the top N names by CPU seconds.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+TICKS = os.sysconf("SC_CLK_TCK")
+SCRATCH = re.compile(r"ingestd-tests-\d+(?:/|\\/)([A-Za-z0-9_.-]+)")
+
+
+def snapshot():
+    """{pid: (ppid, cpu seconds, command line)} of every live process."""
+    seen = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        seen[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / TICKS, cmdline)
+    return seen
+
+
+def main():
+    args = sys.argv[1:]
+    top = 30
+    if args[:1] == ["--top"]:
+        top, args = int(args[1]), args[2:]
+    command = args[1:] if args[:1] == ["--"] else ["swift", "test", "--skip-build"]
+    started = time.time()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL if "--quiet" in os.environ.get("TEST_CPU", "") else None)
+    labels, cpu, last = {}, {}, {}
+    while True:
+        processes = snapshot()
+        for pid, (ppid, seconds, cmdline) in processes.items():
+            if pid not in labels:
+                match = SCRATCH.search(cmdline)
+                if pid == child.pid or "xctest" in cmdline.split(" ")[0]:
+                    labels[pid] = "test process"
+                elif match:
+                    labels[pid] = match.group(1)
+                elif ppid in labels and labels[ppid] != "test process":
+                    labels[pid] = labels[ppid]
+                else:
+                    labels[pid] = os.path.basename(cmdline.split(" ")[0]) or "?"
+            delta = seconds - last.get(pid, 0)
+            last[pid] = seconds
+            cpu[labels[pid]] = cpu.get(labels[pid], 0) + max(0, delta)
+        for pid in set(last) - set(processes):
+            last.pop(pid)  # a reused pid starts again from 0
+            labels.pop(pid, None)
+        if child.poll() is not None:
+            break
+        time.sleep(0.5)
+    wall = time.time() - started
+    total = sum(cpu.values())
+    print(f"\nwall {wall:.0f} s, CPU {total:.0f} s (exit {child.returncode})")
+    for name, seconds in sorted(cpu.items(), key=lambda item: -item[1])[:top]:
+        print(f"{seconds:8.1f} s  {100 * seconds / total:5.1f} %  {name}")
+    sys.exit(child.returncode)
+
+
+if __name__ == "__main__":
+    main()
