@@ -35,7 +35,8 @@ struct WorkerOptions: ParsableArguments {
         Seconds a video shown while it grows must keep ahead of its earliest viewer: under it, \
         jobs not yet shown wait (stopped, their wait not charged to --job-timeout) and none is \
         claimed, until every shown video is twice that ahead; while one grows in view, the others \
-        take turns. 0: nothing waits (docs/OUTPUT.md).
+        take turns, and a shown video three times that ahead yields to them. 0: nothing waits \
+        (docs/OUTPUT.md).
         """, valueName: "seconds"))
     var margin: Double = 4
 
@@ -113,7 +114,7 @@ struct WorkerOptions: ParsableArguments {
         configuration.webhooks = webhookOption.url != nil
         configuration.minFree = FreeSpaceFloor(minFree) ?? .standard
         configuration.growing = !hold
-        configuration.margin = MarginGuard.Policy(pauseBelow: margin, resumeAbove: 2 * margin)
+        configuration.margin = MarginGuard.Policy(pauseBelow: margin, resumeAbove: 2 * margin, yieldAbove: 3 * margin)
         return configuration
     }
 

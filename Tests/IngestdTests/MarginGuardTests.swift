@@ -43,11 +43,13 @@ import Testing
         #expect(!margins.evaluate() && margins.claims(free: 3) == 0, "another waits its turn: no claim")
         try Daemon.wait(timeout: 10, "the first job not yet shown continued") { waiting.state != "T" }
         #expect(later.state == "T", "the next waits its turn while a video grows in view")
+        try Daemon.wait(timeout: 10, "a shown video far ahead yields to the one waiting to be shown") { shown.state == "T" }
         #expect(margins.pausedTime(b) > .zero && margins.pausedTime(b) < .seconds(60))
 
         margins.listed(a, .init(seconds: 1, ended: false))
         #expect(!margins.evaluate())
         try Daemon.wait(timeout: 10, "stopped again") { waiting.state == "T" }
+        try Daemon.wait(timeout: 10, "a shown video short of margin goes on") { shown.state != "T" }
         margins.listed(b, .init(seconds: 30, ended: false))  // its own video shows: it goes on at once
         try Daemon.wait(timeout: 10, "a video that shows goes on") { waiting.state != "T" }
         margins.release(c)  // released while stopped: continued

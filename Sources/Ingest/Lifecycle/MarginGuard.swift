@@ -9,9 +9,10 @@ import Synchronization
 /// paused (`SIGSTOP`), and no job is claimed; once every margin is back over
 /// ``Policy/resumeAbove`` they go on (`SIGCONT`). While a video grows in view, the videos not yet
 /// shown take turns: the one claimed first runs, the others wait, and no other is claimed, so
-/// the CPU the shown ones leave makes one video playable soon rather than all of them late.
-/// Shown job processes are never touched. A policy whose ``Policy/pauseBelow`` is 0 stops
-/// nothing (the margins are still measured).
+/// the CPU the shown ones leave makes one video playable soon rather than all of them late. A
+/// shown video far enough ahead (over ``Policy/yieldAbove``) yields to that one, stopped until
+/// its margin is back to ``Policy/resumeAbove``: the earliest deadline runs first. A policy
+/// whose ``Policy/pauseBelow`` is 0 stops nothing (the margins are still measured).
 ///
 /// Why stopping and not `nice`: an unprivileged worker (the shipped unit's, the pod's) may raise
 /// a process's nice value but never lower it back, so a job slowed while another video grows
@@ -24,17 +25,20 @@ public final class MarginGuard: Sendable {
         public var pauseBelow: Double
         /// Over this margin on every shown video, they go on.
         public var resumeAbove: Double
+        /// Over this margin, a shown video yields to the one waiting to be shown.
+        public var yieldAbove: Double
 
-        public init(pauseBelow: Double = 4, resumeAbove: Double = 8) {
+        public init(pauseBelow: Double = 4, resumeAbove: Double = 8, yieldAbove: Double = 12) {
             self.pauseBelow = pauseBelow
             self.resumeAbove = resumeAbove
+            self.yieldAbove = yieldAbove
         }
     }
 
     /// One job process under the guard (``register(pid:)``).
     public struct Slot: Hashable, Sendable { let id: Int }
 
-    private struct Entry {
+    fileprivate struct Entry {
         var pid: Int32
         var margin: Margin?
         var pausedSince: ContinuousClock.Instant?
@@ -74,10 +78,12 @@ public final class MarginGuard: Sendable {
     public func listed(_ slot: Slot, _ listing: Margin.Listing) {
         state.withLock { state in
             guard var entry = state.entries[slot.id] else { return }
-            if entry.pausedSince != nil { kill(entry.pid, SIGCONT) }  // a shown video never waits
-            entry.pausedTotal += entry.pausedSince.map { .now - $0 } ?? .zero
-            entry.pausedSince = nil
-            if entry.margin == nil { entry.margin = Margin(shownAt: .now, listing: listing) } else { entry.margin!.listing = listing }
+            if entry.margin == nil {
+                Self.set(&entry, waiting: false, at: .now)  // shown: it goes on at once
+                entry.margin = Margin(shownAt: .now, listing: listing)
+            } else {
+                entry.margin!.listing = listing
+            }
             state.entries[slot.id] = entry
         }
     }
@@ -148,17 +154,15 @@ public final class MarginGuard: Sendable {
             let growing = smallest != nil
             let unshown = state.entries.filter { $0.value.margin == nil }.keys
             let first = unshown.min()  // the one claimed first
-            for id in unshown {
-                let entry = state.entries[id]!
-                let waits = enabled && (state.holding || (growing && id != first))
-                if waits, entry.pausedSince == nil {
-                    kill(entry.pid, SIGSTOP)
-                    state.entries[id]!.pausedSince = now
-                } else if !waits, let since = entry.pausedSince {
-                    kill(entry.pid, SIGCONT)
-                    state.entries[id]!.pausedTotal += now - since
-                    state.entries[id]!.pausedSince = nil
+            let oneRuns = !state.holding && first != nil  // a video waiting to be shown runs
+            for (id, entry) in state.entries {
+                let waits: Bool
+                if let margin = entry.margin?.seconds(at: now) {  // shown: yields while far ahead
+                    waits = oneRuns && margin.isFinite && margin > (entry.pausedSince == nil ? policy.yieldAbove : policy.resumeAbove)
+                } else {
+                    waits = state.holding || (growing && id != first)
                 }
+                Self.set(&state.entries[id]!, waiting: enabled && waits, at: now)
             }
             let admits = !enabled || (!state.holding && !(growing && !unshown.isEmpty))
             state.admits = admits
@@ -167,6 +171,20 @@ public final class MarginGuard: Sendable {
         }
         metrics?.shownMargin(smallest, ranShort: shortNow)
         return admits
+    }
+}
+
+extension MarginGuard {
+    /// Stops or continues the entry's process, counting its wait.
+    fileprivate static func set(_ entry: inout Entry, waiting: Bool, at now: ContinuousClock.Instant) {
+        if waiting, entry.pausedSince == nil {
+            kill(entry.pid, SIGSTOP)
+            entry.pausedSince = now
+        } else if !waiting, let since = entry.pausedSince {
+            kill(entry.pid, SIGCONT)
+            entry.pausedTotal += now - since
+            entry.pausedSince = nil
+        }
     }
 }
 
