@@ -380,11 +380,11 @@ def drop(uploads, spool, fleet, binary):
     began = time.monotonic()
     for upload in uploads:
         upload.dropped = began
-    result = subprocess.run([binary, "submit", "--database", fleet.url, "--uploads", spool,
+    result = subprocess.run([binary, "submit", "--json", "--database", fleet.url, "--uploads", spool,
                              *[os.path.join(spool, f"{u.name}.mp4") for u in uploads]], capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"submit failed ({result.returncode}): {result.stderr.strip()}")
-    ids = [line.strip() for line in result.stdout.split("\n") if line.strip()]
+    ids = [job["id"] for job in json.loads(result.stdout)]
     for upload, job in zip(uploads, ids):
         upload.id = job
 
