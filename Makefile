@@ -192,7 +192,9 @@ test-deps-python:
 		python3 -m pip install -q --disable-pip-version-check --break-system-packages $(PIP_PACKAGES) 2>&1 | grep -v "as the 'root' user" || true; \
 	fi
 
+# The CDN rules for nginx first (seconds), then the Swift tests (unit and end-to-end).
 test: test-deps test-deps-python
+	Tests/nginx_cdn_check.sh
 	$(SWIFT) build
 	SWIFT_BACKTRACE=enable=no $(SWIFT) test
 

@@ -33,7 +33,8 @@ struct Ingestd: AsyncParsableCommand {
           66  the input file (or object) does not exist, or storage refused to read it
           69  the job queue's database or object storage cannot be reached
           70  internal error (a bug: please report it with the log)
-          73  the output could not be written (exists, permissions, disk full)
+          73  the output could not be written (exists, permissions, a bucket refused it)
+          75  a file system is full or over quota: run it again once space is freed
           78  configuration: the preset is invalid (the message names the field), a
               configured root is missing, a secret file others can read,
               s3:// without credentials

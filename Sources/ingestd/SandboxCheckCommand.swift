@@ -8,8 +8,7 @@ import Ingest
 struct SandboxCheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sandbox-check",
-        abstract: "Show whether job processes are confined here (Landlock): confine, then try to read and connect.",
-        shouldDisplay: false
+        abstract: "Show whether job processes are confined here (Landlock): confine, then try to read and connect."
     )
 
     @Option(help: "A path the confined process may read (repeatable).") var read: [String] = []

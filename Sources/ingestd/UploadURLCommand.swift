@@ -33,7 +33,7 @@ struct UploadURLCommand: ParsableCommand {
 
     @OptionGroup var presetOption: PresetOption
 
-    @Option(help: ArgumentHelp("Most bytes this upload may have (default and ceiling: the preset's limit, 50 MB for the built-in one).",
+    @Option(help: ArgumentHelp("Most bytes this upload may have (default and ceiling: the preset's limit, 50 MiB for the built-in one).",
                                valueName: "bytes"))
     var maxBytes: Int64?
 

@@ -19,9 +19,12 @@ struct WatchCommand: AsyncParsableCommand {
         written; an upload that grows past the size limit is refused at once.
 
         Each upload is claimed (moved to SPOOL/work/<id>/), transcoded in a child process with a \
-        timeout and resource limits, published to CDN/<id>/ with one rename, and its original \
-        filed under SPOOL/archive/<id>/. With a bucket CDN (--cdn s3://bucket/prefix, credentials \
-        in the environment, see docs/STORAGE.md) the attempt is uploaded under CDN/<id>/t<attempt>/ \
+        timeout and resource limits, and its original filed under SPOOL/archive/<id>/. The video \
+        plays while it is made: the attempt writes its version CDN/<id>/t<token>/ in place, and \
+        CDN/<id>/master.m3u8 points into it once every rung has its first seconds; shown videos \
+        are kept --margin seconds ahead of their viewers (--hold: nothing shows before the end, \
+        then one rename). With a bucket CDN (--cdn s3://bucket/prefix, credentials in the \
+        environment, see docs/STORAGE.md) the attempt is uploaded under CDN/<id>/t<token>/ \
         and published by creating CDN/<id>/current.json (If-None-Match: *), which names it. Bad \
         uploads go to SPOOL/rejected/<id>/ and uploads whose retries ran out to SPOOL/failed/<id>/, \
         each with reason.json (code, message, attempts).
@@ -35,7 +38,8 @@ struct WatchCommand: AsyncParsableCommand {
         becomes a job there, for `ingestd worker` on any host. --jobs N also runs N of the \
         queue's jobs in this process; --jobs 0 runs none.
 
-        With --webhook URL, every published, rejected or failed upload is also announced to the \
+        With --webhook URL, every upload that becomes playable, is published, rejected or failed \
+        is also announced to the \
         app's backend by a signed POST (Standard Webhooks: webhook-id, webhook-timestamp, \
         webhook-signature headers; body {"type", "timestamp", "data"}). Events are kept in \
         SPOOL/outbox/ before the upload is filed and retried on the schedule until a 2xx answer; \

@@ -6,7 +6,7 @@ import Webhooks
 /// `--webhook URL --webhook-secret-file FILE`, shared by the commands that publish.
 struct WebhookOption: ParsableArguments {
     @Option(name: .customLong("webhook"), help: ArgumentHelp(
-        "POST a signed event (Standard Webhooks) to this URL for every published, rejected or failed upload.",
+        "POST a signed event (Standard Webhooks) to this URL for every upload that becomes playable while it grows, is published, rejected or failed.",
         valueName: "url"))
     var url: String?
 

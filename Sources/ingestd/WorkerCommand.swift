@@ -15,7 +15,8 @@ struct WorkerCommand: AsyncParsableCommand {
         discussion: """
         Each worker claims due jobs (SELECT … FOR UPDATE SKIP LOCKED), runs each in a job process \
         exactly as `ingestd watch` does, renews the job's lease every --lease/3 seconds, and \
-        publishes CDN/<id>/ with one rename, inside the transaction that records the job as \
+        publishes CDN/<id>/ (its pointers into the attempt's version t<token>/, shown while it \
+        grows; --hold: one rename at the end), inside the transaction that records the job as \
         published and only while the attempt still holds the job (its fencing token). A worker \
         that dies or freezes loses its jobs after --lease seconds; another worker takes them, \
         and a frozen one that wakes up publishes nothing. New jobs wake idle workers through \
@@ -28,7 +29,8 @@ struct WorkerCommand: AsyncParsableCommand {
 
         --http ADDR:PORT serves /metrics (Prometheus), /healthz and /readyz.
 
-        --webhook URL: each job's end (published, rejected, failed) is recorded as a signed event \
+        --webhook URL: each job's video becoming playable and its end (published, rejected, \
+        failed) is recorded as a signed event \
         in the transaction that ends the job (table ingestd_webhooks) and POSTed by whichever \
         worker's sender takes it first (Standard Webhooks, retried on the schedule). Give every \
         worker the same --webhook and secret.

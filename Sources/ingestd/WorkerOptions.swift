@@ -12,7 +12,7 @@ import Transcode
 /// published, how many run at once, their limits, retries and drain, metrics, webhooks, logs.
 struct WorkerOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
-        "CDN root (must exist); each job is published as CDN/<id>/. Or a bucket, s3://bucket/prefix: each job as CDN/<id>/t<attempt>/, named by its row (`worker`) or by CDN/<id>/current.json (`watch`) (docs/STORAGE.md).",
+        "CDN root (must exist); each job is published as CDN/<id>/. Or a bucket, s3://bucket/prefix: each job as CDN/<id>/t<token>/, named by its row (`worker`) or by CDN/<id>/current.json (`watch`) (docs/STORAGE.md).",
         valueName: "dir"))
     var cdn: String
 

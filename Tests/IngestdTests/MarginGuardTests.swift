@@ -100,7 +100,8 @@ import Testing
         try? FileManager.default.removeItem(atPath: base)
         try FileManager.default.createDirectory(atPath: "\(base)/job", withIntermediateDirectories: true)
         defer { margins.release(holder) }  // never leaves a stopped job process behind
-        let run = Task { [runner] in
+        // On a thread of its own: the shared pool may be held by other suites' blocking waits.
+        let run = Task(executorPreference: DispatchTaskExecutor.shared) { [runner] in
             await runner.run(input: .path(Paths.sample("noaudio_odd.webm")), output: "\(base)/out", jobDirectory: "\(base)/job") { false }
         }
         func jobProcess() -> Int32? {

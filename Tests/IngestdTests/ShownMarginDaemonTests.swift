@@ -19,7 +19,7 @@ import Testing
             "/usr/bin/setpriv", "--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups", "--inh-caps=-all", "--",
         ])
         func status() -> String { (try? String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)) ?? "" }
-        try Daemon.wait(timeout: 30, "setpriv to start the daemon") { Daemon.commandLine(daemon.pid).contains(" watch ") }
+        try Daemon.wait(timeout: 30, "setpriv to exec the daemon") { Daemon.commandLine(daemon.pid).hasPrefix(Paths.binary + " watch ") }
         #expect(status().contains("Uid:\t\(Self.nobody)") && status().contains("CapEff:\t0000000000000000"), "\(status())")
 
         try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "shown.mp4")

@@ -101,7 +101,7 @@ import Transcode
         // What each kind of entry becomes: nil for published.
         let kinds: [(prefix: String, count: Int, code: String?)] = [
             ("big", 250, "too_large"), ("link", 20, "symlink"), ("nomanifest", 12, "bad_upload"),
-            ("junk", 12, "corrupt_input"), ("clip", 4, nil), ("upload", 2, nil),
+            ("junk", 12, "corrupt_input"), ("clip", 1, nil), ("upload", 1, nil),
         ]
         let clip = try Data(contentsOf: URL(fileURLWithPath: Paths.sample("upload/clip1.mp4")))
         var expected: [String: String?] = [:]

@@ -65,17 +65,6 @@ extension JobWorker {
         }
     }
 
-    /// Removes what attempts whose lease ran out left in a directory CDN (wherever they ran):
-    /// a shown growing version is withdrawn (a player gets 404s, not a playlist that never
-    /// ends) and goes with any staging. Only each attempt's own goes: its token names it, so a
-    /// newer attempt's, already under way, stays.
-    nonisolated func discard(_ expired: [ExpiredAttempt]) {
-        let cdn = configuration.cdn
-        Task.detached {
-            for attempt in expired { AttemptOutput(cdn: cdn, id: attempt.id, token: attempt.token, growing: true).discardStaging() }
-        }
-    }
-
     /// Uploads the staged output under this attempt's own version prefix while it holds the
     /// lease; nothing names the prefix until the store records the end (the sweeper takes it
     /// otherwise). Nil once uploaded; otherwise how the attempt ends.

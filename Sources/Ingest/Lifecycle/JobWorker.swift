@@ -16,6 +16,8 @@ public actor JobWorker: Service {
     /// Keeps shown videos ahead of their viewers: the others' job processes wait, and nothing is
     /// claimed, while a shown video's margin is short.
     nonisolated let margins: MarginGuard
+    /// Puts expired leases back in the queue, and the rest of the upkeep (``JobRescuer``).
+    private let rescuer: JobRescuer
     private var running: Set<String> = []
     /// Set by graceful shutdown, at once and from any thread (no hop onto this actor, which a
     /// busy host may not schedule soon): from then on nothing is claimed.
@@ -55,6 +57,7 @@ public actor JobWorker: Service {
         self.metrics = metrics
         self.logger = logger
         margins = MarginGuard(policy: configuration.margin, metrics: metrics)
+        rescuer = JobRescuer(store: store, configuration: configuration, metrics: metrics, logger: logger)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -109,13 +112,11 @@ public actor JobWorker: Service {
         logger.warning("grace period over: stopping jobs in flight; they go back to the queue")
     }
 
-    /// Claims as many due jobs as there are free slots (no store call at all when none is free);
-    /// every quarter lease (at least every `poll`), also rescues expired leases and measures the
-    /// queue's depth.
+    /// Claims as many due jobs as there are free slots the margin guard allows (no store call at
+    /// all when none is free); when upkeep is due, the rescuer's round first (``JobRescuer``).
     private func nextClaims() async -> [ClaimedJob] {
         var claims: [ClaimedJob] = []
-        let upkeepEvery = max(configuration.poll, configuration.lease / 4)
-        let upkeepDue = lastUpkeep.map { ContinuousClock.now - $0 >= upkeepEvery } ?? true
+        let upkeepDue = lastUpkeep.map { ContinuousClock.now - $0 >= rescuer.every } ?? true
         guard upkeepDue || running.count < configuration.jobs else { return [] }
         if let storeRetryAt, ContinuousClock.now < storeRetryAt { return [] }
         do {
@@ -125,16 +126,8 @@ public actor JobWorker: Service {
             }
             if upkeepDue {
                 lastUpkeep = .now
-                let rescued = try await store.rescue(now: configuration.clock.now())
-                if !rescued.isEmpty {
-                    metrics.leasesLost(rescued.count)
-                    logger.warning("leases expired: jobs back in the queue", metadata: ["attempts": "\(rescued)"])
-                    discard(rescued)
-                }
-                metrics.queueDepth(try await store.depth())
-                if let offset = try await store.clockOffset() { clockMeasured(offset) }
-                try await store.beat(ready: hostProblem == nil && !draining.value, problem: draining.value ? "draining" : hostProblem,
-                                     running: running.count)
+                try await rescuer.round(ready: hostProblem == nil && !draining.value, problem: draining.value ? "draining" : hostProblem,
+                                        running: running.count)
             }
             let limit = margins.claims(free: configuration.jobs - running.count)
             if !draining.value, limit > 0, hostReady() {
@@ -230,23 +223,6 @@ public actor JobWorker: Service {
             hostFault("inputs missing on this host that no other host has confirmed, three in a row (is its view of the uploads stale?)")
         }
     }
-
-    /// The store's clock minus this host's: kept for webhook timestamps, exported, and warned
-    /// about (once each time it crosses) past 5 s, where leases and logs start to disagree.
-    private func clockMeasured(_ offset: Double) {
-        let wasOff = abs(configuration.clock.offsetSeconds) > Self.clockWarning
-        configuration.clock.set(offsetSeconds: offset)
-        metrics.clockOffset(offset)
-        let isOff = abs(offset) > Self.clockWarning
-        if isOff, !wasOff {
-            logger.warning("this host's clock disagrees with the database's; webhook timestamps use the database's (fix NTP)",
-                           metadata: ["offsetSeconds": "\(String(format: "%.3f", offset))"])
-        } else if wasOff, !isOff {
-            logger.info("this host's clock agrees with the database's again", metadata: ["offsetSeconds": "\(String(format: "%.3f", offset))"])
-        }
-    }
-
-    static let clockWarning = 5.0
 
     func finished(_ id: String) {
         running.remove(id)
