@@ -9,7 +9,8 @@ import Testing
 @Suite(.serialized, .offTheSharedPool) struct ShownMarginDaemonTests {
     static let nobody = "65534"
 
-    @Test func aShownVideoThatRunsShortHoldsTheClaimsOfAnUnprivilegedDaemon() throws {
+    @Test func aShownVideoThatRunsShortHoldsTheClaimsOfAnUnprivilegedDaemon() async throws {
+        let long = try await GrowingVideoTests.appUpload(seconds: 20)
         let base = Paths.scratch("shown-margin")
         try? FileManager.default.removeItem(atPath: base)
         let spool = "\(base)/spool", cdn = "\(base)/cdn"
@@ -22,23 +23,36 @@ import Testing
         try Daemon.wait(timeout: 30, "setpriv to exec the daemon") { Daemon.commandLine(daemon.pid).hasPrefix(Paths.binary + " watch ") }
         #expect(status().contains("Uid:\t\(Self.nobody)") && status().contains("CapEff:\t0000000000000000"), "\(status())")
 
-        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "shown.mp4")
-        try Daemon.wait(timeout: 120, "the first video shown") { Self.ids(spool, event: "playable").count == 1 }
-        let shown = try #require(Self.ids(spool, event: "playable").first)
-        let jobProcess = try #require(Daemon.children(of: daemon.pid).first { Daemon.commandLine($0).contains("job-run") })
-        kill(jobProcess, SIGSTOP)  // the host gives it nothing more: its earliest viewer catches up
+        try Daemon.drop(long, into: spool, as: "shown.mp4")
+        var jobProcess: Int32 = 0
+        try Daemon.wait(timeout: 120, "its job process") {
+            jobProcess = Daemon.children(of: daemon.pid).first { Daemon.commandLine($0).contains("job-run") } ?? 0
+            return jobProcess > 0
+        }
+        // The job runs only in 50 ms steps the test gives it until its video shows, then stays
+        // frozen (the host gives it nothing more: its earliest viewer catches up). So it can never
+        // list its whole 20 s first, however busy the host.
+        kill(jobProcess, SIGSTOP)
         defer { kill(jobProcess, SIGCONT) }
-        try Daemon.wait(timeout: 60, "the shown video counted as run short") {
+        try Daemon.wait(timeout: 240, "the first video shown") {
+            guard Self.ids(spool, event: "playable").isEmpty else { return true }
+            kill(jobProcess, SIGCONT)
+            usleep(50_000)
+            kill(jobProcess, SIGSTOP)
+            return false
+        }
+        let shown = try #require(Self.ids(spool, event: "playable").first)
+        try Daemon.wait(timeout: 120, "the shown video counted as run short") {
             Self.metric(spool, "ingestd_shown_ran_short_total") == 1
         }
         #expect((Self.metric(spool, "ingestd_shown_margin_seconds") ?? 0) < 0)
 
         try Daemon.drop(Paths.sample("noaudio_odd.webm"), into: spool, as: "later.mp4")
-        Thread.sleep(forTimeInterval: 3)  // a busy host can only hide a claim here, never make one
+        try await Task.sleep(for: .seconds(3))  // a busy host can only hide a claim here, never make one
         #expect(Self.ids(spool, event: "attempt").count == 1, "nothing claimed while a shown video is short")
 
         kill(jobProcess, SIGCONT)
-        try Daemon.wait(timeout: 180, "both published and filed") {
+        try Daemon.wait(timeout: 400, "both published and filed") {
             Self.ids(spool, event: "published").count == 2 && Daemon.entries("\(spool)/archive").count == 2
         }
         #expect(Self.ids(spool, event: "attempt").count == 2, "one attempt each: the wait charged nothing")
