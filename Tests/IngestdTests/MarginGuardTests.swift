@@ -93,7 +93,7 @@ import Testing
         let shown = try Sleeper()
         let holder = margins.register(pid: shown.pid)
         margins.listed(holder, .init(seconds: 0, ended: false))
-        var runner = JobRunner(executable: Paths.binary, presetArgument: Paths.root + "/Presets/default.json", timeoutSeconds: 20,
+        var runner = JobRunner(executable: Paths.binary, presetArgument: Paths.root + "/Presets/default.json", timeoutSeconds: 40,
                                limits: ChildLimits(memoryMB: 8192, cpuSeconds: 480))
         runner.margins = margins
         let base = Paths.scratch("margin-guard-job")
@@ -110,7 +110,7 @@ import Testing
         try Daemon.wait(timeout: 60, "the job process stopped") {
             jobProcess().map { Self.state($0) == "T" } ?? false
         }
-        try await Task.sleep(for: .seconds(25))  // longer than its 20 s limit, stopped all along
+        try await Task.sleep(for: .seconds(45))  // longer than its 40 s limit, stopped all along
         #expect(jobProcess().map { Self.state($0) == "T" } == true, "still there, still waiting")
         margins.listed(holder, .init(seconds: 10, ended: true))
         margins.evaluate()
