@@ -8,16 +8,19 @@ public final class Daemon {
     public let process = Process()
 
     /// `environment`: added to the test's own; `log`: where its standard error (its log) goes;
-    /// `launcher`: a command that runs it (e.g. `setpriv` with another user).
+    /// `launcher`: a command that runs it (e.g. `setpriv` with another user), from `/` as a
+    /// service starts (the test's own directory may be closed to that user); `binary`: the
+    /// `ingestd` it runs.
     public init(spool: String, cdn: String, extra: [String] = [], environment: [String: String] = [:], log: String? = nil,
-                launcher: [String] = []) throws {
+                launcher: [String] = [], binary: String = Paths.binary) throws {
         self.spool = spool
         self.cdn = cdn
         try FileManager.default.createDirectory(atPath: "\(spool)/incoming", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
-        process.executableURL = URL(fileURLWithPath: launcher.first ?? Paths.binary)
-        process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Paths.binary])
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? binary)
+        process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [binary])
             + ["watch", "--spool", spool, "--cdn", cdn, "--settle", "0.5", "--backoff", "0.2"] + extra
+        if !launcher.isEmpty { process.currentDirectoryURL = URL(fileURLWithPath: "/") }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

@@ -15,12 +15,16 @@ import Testing
         try? FileManager.default.removeItem(atPath: base)
         let spool = "\(base)/spool", cdn = "\(base)/cdn"
         for directory in ["\(spool)/incoming", cdn] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        // A copy of the binary where the other user can reach it: the checkout may sit under a
+        // directory only root may enter (mktemp -d makes 0700 ones).
+        let binary = "\(base)/ingestd"
+        try FileManager.default.copyItem(atPath: Paths.binary, toPath: binary)
         _ = try Tool.run("chown", ["-R", "\(Self.nobody):\(Self.nobody)", base])
         let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--jobs", "2", "--margin", "4"], launcher: [
             "/usr/bin/setpriv", "--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups", "--inh-caps=-all", "--",
-        ])
+        ], binary: binary)
         func status() -> String { (try? String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)) ?? "" }
-        try Daemon.wait(timeout: 30, "setpriv to exec the daemon") { Daemon.commandLine(daemon.pid).hasPrefix(Paths.binary + " watch ") }
+        try Daemon.wait(timeout: 30, "setpriv to exec the daemon") { Daemon.commandLine(daemon.pid).hasPrefix(binary + " watch ") }
         #expect(status().contains("Uid:\t\(Self.nobody)") && status().contains("CapEff:\t0000000000000000"), "\(status())")
 
         try Daemon.drop(long, into: spool, as: "shown.mp4")
