@@ -14,19 +14,20 @@ PKG_MODULES := libavformat libavcodec libavutil libswresample libswscale libavfi
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_OUT ?= out/demo
 # `make install`: PREFIX/bin/ingestd, PREFIX/share/ingestd/{presets,nginx,systemd},
-# PREFIX/lib/systemd/system (a directory systemd reads for PREFIX /usr/local and /usr), and
-# PREFIX/share/doc/ingestd. DESTDIR stages it all elsewhere (a package, an image).
+# PREFIX/lib/systemd/system (a directory systemd reads for PREFIX /usr/local and /usr),
+# PREFIX/share/man/man1 and PREFIX/share/doc/ingestd. DESTDIR stages it all elsewhere (a package, an image).
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share/ingestd
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR ?= $(PREFIX)/share/doc/ingestd
+MANDIR ?= $(PREFIX)/share/man/man1
 INSTALL ?= install
 UNITS := deploy/ingestd.service deploy/ingestd-worker.service deploy/ingestd-serve.service \
          deploy/ingestd-console.service deploy/ingestd-sweep.service deploy/ingestd-sweep.timer
 
-.PHONY: release-static install test-nginx bench-console bench-playable bench-busy bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: release-static man install test-nginx bench-console bench-playable bench-busy bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -49,23 +50,39 @@ release: deps
 
 # The binary that runs without the toolchain: the Swift runtime and Foundation linked in
 # (--static-swift-stdlib); it needs only Debian's FFmpeg 5.1 libraries, libxml2 and glibc
-# (deploy/Containerfile installs exactly those). Same path as `make release`: whichever ran last.
+# (deploy/Containerfile installs exactly those). Swift 6.3's SwiftPM leaves out the archives that
+# Foundation's own static archives need (ICU, CoreFoundation, the XML shim: "undefined reference
+# to swift_unum…"), so they are named here. STATIC_CONFIG=debug links the debug build the same way
+# in seconds (Tests/install_check.sh). Same path as `make release`/`swift build`: whichever ran last.
+STATIC_CONFIG ?= release
+STATIC_FOUNDATION := -Xlinker --start-group $(foreach lib,FoundationXML Foundation FoundationInternationalization \
+                     FoundationEssentials _FoundationICU CoreFoundation _CFXMLInterface _FoundationCShims \
+                     _FoundationCollections xml2,-Xlinker -l$(lib)) -Xlinker --end-group
 release-static: deps
-	$(SWIFT) build -c release --product ingestd --static-swift-stdlib
+	$(SWIFT) build -c $(STATIC_CONFIG) --product ingestd --static-swift-stdlib $(STATIC_FOUNDATION)
 
-# Builds release-static, then installs it with the presets (found by the binary in
-# BIN/../share/ingestd/presets), the systemd units (their paths rewritten for PREFIX; enable them
-# yourself), the spool daemon's network drop-in as an example only (PREFIX/share/ingestd/systemd/:
-# the daemon stays isolated until it is copied to /etc/systemd/system/ingestd.service.d/), the
-# nginx rules for the CDN (deploy/nginx/) and the docs. No man pages yet: `ingestd help` and
-# docs/CLI.md.
-install: release-static
-	@if ldd .build/release/ingestd | grep -E 'libswift|libFoundation|not found'; then \
-		echo "error: .build/release/ingestd still needs the toolchain's libraries (rebuild with make release-static)"; exit 1; fi
+# Man pages, one per subcommand, made from the binary's own help by swift-argument-parser's
+# generate-manual tool (built from the checkout SwiftPM already has).
+man: release-static
+	$(SWIFT) build --package-path .build/checkouts/swift-argument-parser --scratch-path .build/generate-manual \
+		--product generate-manual
+	rm -rf .build/man && mkdir -p .build/man
+	.build/generate-manual/debug/generate-manual .build/$(STATIC_CONFIG)/ingestd --multi-page --output-directory .build/man
+
+# Builds release-static and the man pages, then installs the binary with the presets (found by
+# the binary in BIN/../share/ingestd/presets), the man pages, the systemd units (their paths
+# rewritten for PREFIX; enable them yourself), the spool daemon's network drop-in as an example
+# only (PREFIX/share/ingestd/systemd/: the daemon stays isolated until it is copied to
+# /etc/systemd/system/ingestd.service.d/), the nginx rules for the CDN (deploy/nginx/) and the
+# docs. Tests/install_check.sh installs it under a DESTDIR and runs it without the toolchain.
+install: release-static man
+	@if ldd .build/$(STATIC_CONFIG)/ingestd | grep -E 'libswift|libFoundation|not found'; then \
+		echo "error: .build/$(STATIC_CONFIG)/ingestd still needs the toolchain's libraries (rebuild with make release-static)"; exit 1; fi
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/presets $(DESTDIR)$(DATADIR)/nginx \
-		$(DESTDIR)$(DATADIR)/systemd/ingestd.service.d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)
-	$(INSTALL) -m 755 .build/release/ingestd $(DESTDIR)$(BINDIR)/ingestd
+		$(DESTDIR)$(DATADIR)/systemd/ingestd.service.d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR)
+	$(INSTALL) -m 755 .build/$(STATIC_CONFIG)/ingestd $(DESTDIR)$(BINDIR)/ingestd
 	$(INSTALL) -m 644 Presets/*.json $(DESTDIR)$(DATADIR)/presets/
+	$(INSTALL) -m 644 .build/man/*.1 $(DESTDIR)$(MANDIR)/
 	$(INSTALL) -m 644 deploy/nginx/ingestd-cdn.conf $(DESTDIR)$(DATADIR)/nginx/
 	@for unit in $(UNITS) deploy/ingestd.service.d/network.conf; do \
 		case $$unit in *.conf) target=$(DESTDIR)$(DATADIR)/systemd/ingestd.service.d/$$(basename $$unit) ;; \
@@ -192,11 +209,14 @@ test-deps-python:
 		python3 -m pip install -q --disable-pip-version-check --break-system-packages $(PIP_PACKAGES) 2>&1 | grep -v "as the 'root' user" || true; \
 	fi
 
-# The CDN rules for nginx first (seconds), then the Swift tests (unit and end-to-end).
+# The CDN rules for nginx first (seconds), then the Swift tests (unit and end-to-end), then the
+# installed artifact without the toolchain (Tests/install_check.sh: it relinks the debug build
+# statically).
 test: test-deps test-deps-python
 	Tests/nginx_cdn_check.sh
 	$(SWIFT) build
 	SWIFT_BACKTRACE=enable=no $(SWIFT) test
+	Tests/install_check.sh
 
 # Every side-by-side benchmark, then one table of every figure and whether it meets its target
 # (Benchmarks/summary.sh; the figures are in bench-out/summary.tsv).

@@ -47,7 +47,7 @@ struct ConsoleCommand: AsyncParsableCommand {
     @OptionGroup(title: "Preset (the limits each job's probe is shown against)")
     var presetOption: PresetOption
 
-    @Option(help: ArgumentHelp("Seconds between reads of the shared snapshot when the store sends no notification (the spool's case).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds between reads of the shared snapshot when the store sends no notification (the spool's case). (default: 5 on a queue, 2 on a spool)", valueName: "seconds"))
     var refresh: Double?
 
     @Option(help: "Log format.")

@@ -16,7 +16,7 @@ struct Ingestd: AsyncParsableCommand {
         discussion: """
         An upload is one video file, or a directory of recorded clips plus a sound track described \
         by upload.json (see docs/UPLOADS.md); clips are joined in sync on the way in. Every source is \
-        decoded once; the 360p/720p/1080p renditions, the progressive MP4, posters and storyboard \
+        decoded once; every rung of the ladder (234p to 1080p), the progressive MP4, posters and storyboard \
         all come from that one pass.
 
         Start with `ingestd help transcode` (one upload from the shell), `ingestd help watch` (the \

@@ -4,7 +4,7 @@ import Ingest
 /// The limits of one job process, for every command that runs job processes (`watch`, `worker`,
 /// `reprocess`): declared and checked once.
 struct JobLimitsOption: ParsableArguments {
-    @Option(help: "Wall-clock limit of one job attempt, in seconds (time it waited for a shown video's margin does not count).")
+    @Option(help: "Wall-clock limit of one job attempt, in seconds (in watch and worker, time it was stopped for a shown video's margin does not count).")
     var jobTimeout: Double = 600
 
     @Option(help: "Address-space limit of a job process, in MiB, 1024 to 1048576 (AV1 and HEVC encoders reserve much more than they touch).")

@@ -5,7 +5,7 @@ import Transcode
 /// `--preset NAME|PATH`, shared by every command that encodes.
 struct PresetOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "Preset name (looked up in ./Presets and $INGESTD_PRESETS) or path to a preset JSON file.",
+        "Preset name (looked up in $INGESTD_PRESETS, ./Presets, then BIN/../share/ingestd/presets) or path to a preset JSON file.",
         valueName: "name|path"))
     var preset: String = "default"
 
@@ -22,8 +22,10 @@ struct PresetOption: ParsableArguments {
     private static var searchDirectories: [String] {
         var directories = ["Presets"]
         if let extra = ProcessInfo.processInfo.environment["INGESTD_PRESETS"] { directories.insert(extra, at: 0) }
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        directories.append(executable.deletingLastPathComponent().appendingPathComponent("../share/ingestd/presets").path)
+        // The binary's own path (argv[0] is a bare name when it was found on PATH).
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let bin = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent()
+        directories.append(bin.appendingPathComponent("../share/ingestd/presets").standardizedFileURL.path)
         return directories
     }
 

@@ -15,15 +15,23 @@ import Transcode
     }
 
     /// A phone recording (6 s, 1080×1920 after rotation) published with the default preset, then
-    /// made hot: done once per test run and shared.
+    /// made hot: done once per test run and shared. The phone's first hot run is killed (-9)
+    /// mid-way (``KilledRun``); the hot run after it is the one the other tests read.
     struct Published: Sendable {
         let cdn: String
         let id: String
         /// `CDN/<id>/v<default hash>` and `CDN/<id>/v<hot hash>`.
         let before: String
         let after: String
+        let killed: KilledRun?
         let hotResult: String
         let rerunResult: String
+    }
+
+    /// What a hot reprocess killed while it wrote its AV1 rungs left in view.
+    struct KilledRun: Sendable {
+        let masterKept: Bool
+        let hotManifestWritten: Bool
     }
 
     actor Shared {
@@ -68,10 +76,32 @@ import Transcode
         let (archive, cdn, id) = try archive(name, file: file)
         let first = try reprocess(archive, cdn)
         guard first == "published" else { throw Tool.ProbeFailure(message: "default publish: \(first)") }
+        let killed = name == "phone" ? try killMidHot(archive, cdn, id) : nil
         let hot = try reprocess(archive, cdn, ["--preset", hotPreset])
         let rerun = try reprocess(archive, cdn, ["--preset", hotPreset])
         return Published(cdn: cdn, id: id, before: "\(cdn)/\(id)/v\(Preset.builtIn.contentHash)",
-                         after: "\(cdn)/\(id)/v\(try Preset.load(hotPreset).contentHash)", hotResult: hot, rerunResult: rerun)
+                         after: "\(cdn)/\(id)/v\(try Preset.load(hotPreset).contentHash)", killed: killed, hotResult: hot, rerunResult: rerun)
+    }
+
+    /// Starts a hot reprocess and kills it (-9) once it writes its first AV1 segment into the
+    /// staging.
+    static func killMidHot(_ archive: String, _ cdn: String, _ id: String) throws -> KilledRun {
+        let masterBefore = try String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")  // nice execs ingestd: the pid is ingestd's
+        process.arguments = ["-n", "19", Paths.binary, "reprocess", archive, "--cdn", cdn, "--preset", hotPreset]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try Daemon.wait(timeout: 120, "the hot job to write its first AV1 segment") {
+            Daemon.entries("\(cdn)/\(id)").contains { $0.contains(".staging-")
+                && FileManager.default.fileExists(atPath: "\(cdn)/\(id)/\($0)/av1-234p/seg_000.m4s") }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let hotVersion = "v\(try Preset.load(hotPreset).contentHash)"
+        return KilledRun(masterKept: try String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8) == masterBefore,
+                         hotManifestWritten: FileManager.default.fileExists(atPath: "\(cdn)/\(id)/\(hotVersion)/manifest.json"))
     }
 
     static let codecs: [(codec: VideoCodec, name: String, tag: String)] = [(.av1, "av1", "av01"), (.hevc, "hevc", "hvc1")]
@@ -284,35 +314,22 @@ import Transcode
         #expect(try String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8) == masterBefore, "the published version stays")
     }
 
-    @Test func killNineMidHotReprocessThenRerunPublishesOnce() throws {
-        let (archive, cdn, id) = try Self.archive("kill")
-        #expect(try Self.reprocess(archive, cdn) == "published")
-        let masterBefore = try String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8)
-        let hotVersion = "v\(try Preset.load(Self.hotPreset).contentHash)"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/nice")  // nice execs ingestd: the pid is ingestd's
-        process.arguments = ["-n", "19", Paths.binary, "reprocess", archive, "--cdn", cdn, "--preset", Self.hotPreset]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Killed while the AV1 rungs are being written into the staging.
-        try Daemon.wait(timeout: 120, "the hot job to write its first AV1 segment") {
-            Daemon.entries("\(cdn)/\(id)").contains { $0.contains(".staging-")
-                && FileManager.default.fileExists(atPath: "\(cdn)/\(id)/\($0)/av1-234p/seg_000.m4s") }
-        }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(try String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8) == masterBefore, "the H.264 version stays published")
-        #expect(!FileManager.default.fileExists(atPath: "\(cdn)/\(id)/\(hotVersion)/manifest.json"))
-        // The orphaned job dies with its parent and publishes nothing; the rerun does the work once.
-        let rerun = try Self.reprocess(archive, cdn, ["--preset", Self.hotPreset])
-        #expect(rerun == "published")
-        let entries = Daemon.entries("\(cdn)/\(id)")
+    /// The shared phone video's first hot run was killed (-9) while it wrote its AV1 rungs: the
+    /// H.264 version stayed published, and the run after it (the orphaned job died with its
+    /// parent) published the hot version once, its staging gone.
+    @Test func killNineMidHotReprocessThenRerunPublishesOnce() async throws {
+        let video = try await Shared.shared.published()
+        let killed = try #require(video.killed)
+        #expect(killed.masterKept, "the H.264 version stays published")
+        #expect(!killed.hotManifestWritten)
+        #expect(video.hotResult == "published")
+        let hotVersion = (video.after as NSString).lastPathComponent
+        let entries = Daemon.entries("\(video.cdn)/\(video.id)")
         #expect(entries.filter { $0.contains(".staging-") }.isEmpty, "staging left: \(entries)")
         #expect(entries.filter { $0 == hotVersion }.count == 1)
-        let manifest = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(cdn)/\(id)/manifest.json")))
+        let manifest = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(video.cdn)/\(video.id)/manifest.json")))
         #expect(manifest.renditions.count == 12)
-        #expect(manifest.renditions.allSatisfy { FileManager.default.fileExists(atPath: "\(cdn)/\(id)/\($0.playlist)") })
-        #expect(try Self.reprocess(archive, cdn, ["--preset", Self.hotPreset]) == "skipped")
+        #expect(manifest.renditions.allSatisfy { FileManager.default.fileExists(atPath: "\(video.cdn)/\(video.id)/\($0.playlist)") })
+        #expect(video.rerunResult == "skipped")
     }
 }
