@@ -95,17 +95,19 @@ public struct JobQueue: Sendable {
 
     /// Job `id` from its row: the running attempt's progress only when it is that attempt's
     /// own (0 before its first report), and so is its video being playable (with the output it
-    /// plays at); the published manifest as the row keeps it.
+    /// plays at) and its margin (``Margin``, on the database's clock); the published manifest as
+    /// the row keeps it.
     public func job(_ id: String) async throws -> JobSnapshot? {
         try await client.withConnection(within: timeout) { [logger] connection in
             let rows = try await connection.query("""
                 SELECT state, attempts, output, manifest::text, reason::text, \(unescaped: Self.attemptColumns),
-                       CASE WHEN state = 'running' AND playable_token = token AND progress_token = token AND NOT listed_ended
-                            THEN listed_seconds - extract(epoch FROM now() - playable_at)::double precision END
+                       CASE WHEN state = 'running' AND playable_token = token AND progress_token = token THEN listed_seconds END,
+                       coalesce(listed_ended, false), playable_at, now()
                   FROM ingestd_jobs WHERE id = \(id)
                 """, logger: logger)
-            for try await (state, attempts, output, manifest, reason, progress, playable, ahead)
-                in rows.decode((String, Int, String?, String?, String?, Int?, Bool, Double?).self) {
+            for try await (state, attempts, output, manifest, reason, progress, playable, listed, ended, shownAt, now)
+                in rows.decode((String, Int, String?, String?, String?, Int?, Bool, Double?, Bool, Date?, Date).self) {
+                let ahead = listed.flatMap { listed in shownAt.flatMap { Margin.seconds(listed: listed, ended: ended, shownAt: $0, now: now) } }
                 guard let state = JobSnapshot.State(rawValue: state) else { return nil }
                 func decoded<T: Decodable>(_ text: String?) -> T? { text.flatMap { try? JSONDecoder().decode(T.self, from: Data($0.utf8)) } }
                 var job = JobSnapshot(id: id, state: state, attempts: attempts, progress: state == .published ? 100 : progress,

@@ -23,17 +23,43 @@ struct FleetGrowingTests {
                               "\(submitted.stderr)")
         let common = ["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--poll", "0.5", "--jobs", "1", "--max-attempts", "1"]
         var first: WorkerProcess? = try WorkerProcess(common + ["--lease", "3"], log: "\(base)/first.log")
-        // The pointer is written inside the transaction that records it, before its COMMIT: wait
-        // for the row's event too.
-        try Daemon.wait(timeout: 120, "the video playable, and recorded so") {
-            (try? String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8))?.contains("t1/") == true
-                && (try? server.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = '\(id)' AND event = 'playable'")) == "1"
+        var job: Int32 = 0
+        try Daemon.wait(timeout: 120, "its job process") {
+            job = Daemon.children(of: first!.pid).first { Daemon.commandLine($0).contains("job-run") } ?? 0
+            return job > 0
+        }
+        // The job runs only in 50 ms steps the test gives it until its video shows, then stays
+        // frozen: it cannot list the whole video first, and its margin can only shrink. The
+        // pointer is written inside the transaction that records it, before its COMMIT: wait for
+        // the row's event too.
+        kill(job, SIGSTOP)
+        try Daemon.wait(timeout: 240, "the video playable, and recorded so") {
+            if (try? String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8))?.contains("t1/") == true
+                && (try? server.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = '\(id)' AND event = 'playable'")) == "1" {
+                return true
+            }
+            kill(job, SIGCONT)
+            usleep(50_000)
+            kill(job, SIGSTOP)
+            return false
         }
         #expect(!FileManager.default.fileExists(atPath: "\(cdn)/\(id)/manifest.json"), "playable before it is done")
-        let status = try Tool.run(Paths.binary, ["status", "--database", server.url, "--job", id, "--json"])
-        let answer = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]) ?? [:]
+        func status() -> [String: Any] {
+            let run = try? Tool.run(Paths.binary, ["status", "--database", server.url, "--job", id, "--json"])
+            return (try? JSONSerialization.jsonObject(with: Data((run?.stdout ?? "").utf8)) as? [String: Any]) ?? [:]
+        }
+        let answer = status()
         #expect(answer["state"] as? String == "running" && answer["playable"] as? Bool == true && answer["output"] as? String == "\(cdn)/\(id)",
-                "\(status.stdout) \(status.stderr)")
+                "\(answer)")
+        // How far ahead of its earliest viewer it is, once the worker recorded the listing; the
+        // frozen job lists nothing more, so it falls with the database's clock.
+        var ahead = Double.infinity
+        try Daemon.wait(timeout: 60, "status to say how far ahead the video is") {
+            ahead = status()["aheadSeconds"] as? Double ?? .infinity
+            return ahead.isFinite
+        }
+        #expect(ahead <= 20, "no more than the whole video: \(ahead)")
+        try Daemon.wait(timeout: 60, "the margin of a frozen job to fall") { (status()["aheadSeconds"] as? Double ?? .infinity) < ahead - 1 }
         #expect(try server.sql("SELECT event FROM ingestd_job_events WHERE job_id = '\(id)' AND event = 'playable'") == "playable")
 
         let worker = try #require(first?.pid)
