@@ -49,6 +49,19 @@ struct PlayableGateTests {
         #expect(PlayableGate.secondsNeeded(targetDuration: 1, totalSeconds: 20, speed: 0) == 20, "no progress yet: all of it")
     }
 
+    /// The speed the gate trusts is the recent one: a job starved while others ran (1 s listed in
+    /// its first 10 s) that now lists a second per second is judged at 1×, not at its average.
+    @Test func theSpeedIsTheLastWindowsNotTheWholeRunsAverage() {
+        var history: [(elapsed: Double, least: Double)] = []
+        #expect(PlayableGate.recentSpeed(&history, least: 1, elapsed: 2, window: 5) == 0.5, "shorter than the window: the whole run")
+        _ = PlayableGate.recentSpeed(&history, least: 1, elapsed: 10, window: 5)
+        for second in 11...16 { _ = PlayableGate.recentSpeed(&history, least: Double(second - 9), elapsed: Double(second), window: 5) }
+        #expect(PlayableGate.recentSpeed(&history, least: 7, elapsed: 16, window: 5) == 1, "the last 5 s: 5 s listed")
+        #expect(history.count <= 7, "trimmed to the window: \(history.count)")
+        #expect(PlayableGate.recentSpeed(&history, least: 7, elapsed: 22, window: 5) < 0.5, "stalled since: slow again")
+        #expect(PlayableGate.recentSpeed(&history, least: .infinity, elapsed: 23, window: 5) == .infinity, "every rung ended")
+    }
+
     @Test func theGateOpensOnceWhenEveryRungListsEnough() throws {
         let gate = PlayableGate(rungs: 2, targetDuration: 1, totalSeconds: 3)
         var opened: [Double] = []

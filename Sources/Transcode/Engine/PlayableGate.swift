@@ -11,8 +11,12 @@ final class PlayableGate: @unchecked Sendable {
     private var opened = false
     private let targetDuration: Double
     private let totalSeconds: Double
-    /// The encode's speed is measured on the time it ran (a stopped job process's wait left out).
+    /// The encode's speed is measured on the time it ran (a stopped job process's wait left out),
+    /// over the last ``window`` seconds of it: a job starved while others ran is judged by how
+    /// fast it goes now that it has the CPU.
     private let clock = RunningClock()
+    private var history: [(elapsed: Double, least: Double)] = []
+    static let window = 5.0
     /// Runs once, on the thread of the rung that opened the gate, with the seconds every rung lists.
     var open: ((Double) throws -> Void)?
     /// Runs after the gate opened, each time every rung lists more (`ended`: every rung has
@@ -38,6 +42,18 @@ final class PlayableGate: @unchecked Sendable {
         return min(totalSeconds, max(margin, totalSeconds - max(0, speed) * (totalSeconds - margin)))
     }
 
+    /// Seconds listed per second run over the last `window` seconds (the whole run until it has
+    /// run that long), `least` listed after `elapsed` seconds run; `history` keeps the listings
+    /// seen (each change, with when), trimmed to the window.
+    static func recentSpeed(_ history: inout [(elapsed: Double, least: Double)], least: Double, elapsed: Double,
+                            window: Double = PlayableGate.window) -> Double {
+        guard least.isFinite, elapsed > 0 else { return least.isFinite ? 0 : .infinity }
+        if history.last?.least != least { history.append((elapsed, least)) }
+        guard let base = history.lastIndex(where: { $0.elapsed <= elapsed - window }) else { return least / elapsed }
+        history.removeFirst(base)
+        return (least - history[0].least) / (elapsed - history[0].elapsed)
+    }
+
     /// Never opens from now on (the run failed).
     func close() {
         lock.lock()
@@ -51,8 +67,7 @@ final class PlayableGate: @unchecked Sendable {
         listed[index] = seconds
         ended[index] = rungEnded
         let least = zip(listed, ended).map { $1 ? Double.infinity : $0 }.min() ?? 0
-        let elapsed = clock.elapsed
-        let speed = elapsed > 0 ? least / elapsed : 0
+        let speed = Self.recentSpeed(&history, least: least, elapsed: clock.elapsed)
         let wasOpen = opened
         let opens = !opened && least >= Self.secondsNeeded(targetDuration: targetDuration, totalSeconds: totalSeconds, speed: speed)
         if opens { opened = true }
