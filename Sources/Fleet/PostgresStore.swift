@@ -155,12 +155,12 @@ public struct PostgresStore: JobStore {
 
     static let missingRetry = Duration.seconds(5)
 
-    /// Writes the attempt's percent to its row under the fence, only when the whole percent
-    /// changed; best effort: bounded by the queue's timeout, a failure is dropped (and retried
-    /// at the next report), never the job's.
+    /// Writes the attempt's percent and its shown video's listing to its row under the fence,
+    /// only when either changed; best effort: bounded by the queue's timeout, a failure is
+    /// dropped (and retried at the next report), never the job's.
     public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {
         let percent = JobSnapshot.percent(progress.fraction)
-        guard reported.changes(job, to: percent) else { return }
+        guard reported.changes(job, to: .init(percent: percent, listing: progress.listing)) else { return }
         let written = try? await queue.client.withConnection(within: queue.timeout) { [logger = queue.logger] connection in
             let rows = try await connection.query("""
                 UPDATE ingestd_jobs SET progress = \(percent), progress_token = token, progress_at = now(),
@@ -219,20 +219,25 @@ private final class Hourly: Sendable {
 
 /// The percent last written per attempt (`id`, token), so an unchanged one is not written again.
 private final class ReportedProgress: Sendable {
-    private let percents = Mutex<[String: Int]>([:])
+    struct Report: Equatable {
+        var percent: Int
+        var listing: Margin.Listing?
+    }
 
-    /// Whether `percent` differs from the one last noted for the attempt; notes it.
-    func changes(_ job: ClaimedJob, to percent: Int) -> Bool {
-        percents.withLock { percents in
+    private let reports = Mutex<[String: Report]>([:])
+
+    /// Whether `report` differs from the one last noted for the attempt; notes it.
+    func changes(_ job: ClaimedJob, to report: Report) -> Bool {
+        reports.withLock { reports in
             let key = "\(job.id)/\(job.token)"
-            guard percents[key] != percent else { return false }
-            if percents.count >= 10_000 { percents.removeAll() }  // attempts never finished here (a lost lease)
-            percents[key] = percent
+            guard reports[key] != report else { return false }
+            if reports.count >= 10_000 { reports.removeAll() }  // attempts never finished here (a lost lease)
+            reports[key] = report
             return true
         }
     }
 
     func forget(_ job: ClaimedJob) {
-        _ = percents.withLock { $0.removeValue(forKey: "\(job.id)/\(job.token)") }
+        _ = reports.withLock { $0.removeValue(forKey: "\(job.id)/\(job.token)") }
     }
 }

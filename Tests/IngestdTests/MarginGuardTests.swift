@@ -70,6 +70,28 @@ import Testing
         #expect(metrics.registry.emitToString().contains("ingestd_shown_margin_seconds nan"), "none grows in view")
     }
 
+    /// A video whose gate opened is shown only while every shown, growing one is at least twice
+    /// the margin ahead (or once it is whole): two shown while one catches up would both fall
+    /// behind.
+    @Test func aVideoIsShownOnlyWhileTheShownOnesAreAheadEnough() throws {
+        let margins = MarginGuard(policy: .init(pauseBelow: 4, resumeAbove: 8))
+        let shown = try Sleeper(), next = try Sleeper()
+        let a = margins.register(pid: shown.pid), b = margins.register(pid: next.pid)
+        #expect(margins.mayShow(a) && margins.mayShow(b), "none shown yet")
+        margins.listed(a, .init(seconds: 6, ended: false))
+        #expect(!margins.mayShow(b), "the shown one is 6 s ahead: under 8")
+        margins.listed(a, .init(seconds: 30, ended: false))
+        #expect(margins.mayShow(b))
+        margins.listed(a, .init(seconds: 2, ended: true))
+        #expect(margins.mayShow(b), "whole: it needs no more CPU")
+        let off = MarginGuard(policy: .init(pauseBelow: 0, resumeAbove: 0))
+        let c = off.register(pid: shown.pid), d = off.register(pid: next.pid)
+        off.listed(c, .init(seconds: 0, ended: false))
+        #expect(off.mayShow(d), "--margin 0: shown at once")
+        off.release(c)
+        off.release(d)
+    }
+
     /// `--margin 0`: nothing waits, whatever the margins (they are still measured).
     @Test func aPolicyOfNoMarginStopsNothing() throws {
         let metrics = WorkerMetrics()

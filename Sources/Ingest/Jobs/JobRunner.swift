@@ -74,6 +74,8 @@ public struct JobRunner: Sendable {
         let slot = margins?.register(pid: process.processIdentifier)
         let ending = await wait(for: process, stop: stop, slot: slot, playable: playable.map { playable in { shown in
             guard let reported = JSONFile.read(JobPlayable.self, from: playablePath) else { return false }
+            // Shown once every shown video is ahead enough to share the CPU (or it is whole).
+            if !shown, !reported.listing.ended, let slot, margins?.mayShow(slot) == false { return false }
             if let slot { margins?.listed(slot, reported.listing) }
             if !shown { await playable(reported.bounded(since: spawned)) }
             return true

@@ -11,7 +11,8 @@ import Synchronization
 /// shown take turns: the one claimed first runs, the others wait, and no other is claimed, so
 /// the CPU the shown ones leave makes one video playable soon rather than all of them late. A
 /// shown video far enough ahead (over ``Policy/yieldAbove``) yields to that one, stopped until
-/// its margin is back to ``Policy/resumeAbove``: the earliest deadline runs first. A policy
+/// its margin is back to ``Policy/resumeAbove``: the earliest deadline runs first. A video whose
+/// gate opened is shown only while every shown one is that far ahead (``mayShow(_:)``). A policy
 /// whose ``Policy/pauseBelow`` is 0 stops nothing (the margins are still measured).
 ///
 /// Why stopping and not `nice`: an unprivileged worker (the shipped unit's, the pod's) may raise
@@ -107,6 +108,21 @@ public final class MarginGuard: Sendable {
         state.withLock { state in
             guard let entry = state.entries[slot.id] else { return .zero }
             return entry.pausedTotal + (entry.pausedSince.map { .now - $0 } ?? .zero)
+        }
+    }
+
+    /// Whether the slot's video may be shown now that its gate opened: every other shown, growing
+    /// video is at least ``Policy/resumeAbove`` ahead. Its gate judged its own speed, not the CPU
+    /// the shown ones will take back: two videos shown while one is still catching up would
+    /// both fall behind. A video not shown yet goes on growing, so it shows later with more
+    /// listed. Always true when the policy stops nothing.
+    public func mayShow(_ slot: Slot) -> Bool {
+        guard policy.pauseBelow > 0 else { return true }
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            state.entries.allSatisfy { id, entry in
+                id == slot.id || (entry.margin?.seconds(at: now) ?? .infinity) >= policy.resumeAbove
+            }
         }
     }
 
