@@ -45,7 +45,6 @@ import resource
 import select
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -57,7 +56,9 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "lib"))
 from playable import generate  # noqa: E402
+from throwaway_pg import ThrowawayPostgres, free_port  # noqa: E402
 
 VIEWER = os.path.join(ROOT, "Tests", "IngestdTesting", "hls_viewer.py")
 NGINX_CONF = os.path.join(ROOT, "deploy", "nginx", "ingestd-cdn.conf")
@@ -67,14 +68,6 @@ EXTRA = []  # more daemon options (--margin)
 CAMERAS = 4
 PUBLISH_TIMEOUT = 1500
 VIEWER_TIMEOUT = PUBLISH_TIMEOUT + 120
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def cpu(usage):
@@ -206,46 +199,13 @@ def wait_http(port, path, seconds, status=200):
 
 # --- PostgreSQL (--fleet) --------------------------------------------------------------------
 
-class Postgres:
-    """A throwaway server: initdb + pg_ctl on a free loopback port, as the `postgres` user when
-    we are root (Benchmarks/lib/pg.sh, Tests/IngestdTesting/PostgresServer.swift)."""
-
-    def __init__(self, directory):
-        versions = sorted((d for d in os.listdir("/usr/lib/postgresql") if d.isdigit()), key=int) \
-            if os.path.isdir("/usr/lib/postgresql") else []
-        if not versions:
-            raise SystemExit("--fleet needs PostgreSQL (apt-get install postgresql; `make test-deps`)")
-        self.bin = f"/usr/lib/postgresql/{versions[-1]}/bin"
-        self.dir = directory
-        shutil.rmtree(directory, ignore_errors=True)
-        os.makedirs(directory)
-        self.port = free_port()
-        self.root = os.geteuid() == 0
-        if self.root:
-            subprocess.run(["chown", "postgres:postgres", directory], check=True)
-        self.run("initdb", "-D", f"{directory}/data", "-U", "ingestd", "-A", "trust", "--no-sync", "-E", "UTF8")
-        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {directory} -c max_connections=200 -c fsync=off"
-        self.run("pg_ctl", "-D", f"{directory}/data", "-l", f"{directory}/server.log", "-w", "-t", "60", "-o", options, "start")
-        self.run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "ingestd", "ingestd")
-        self.url = f"postgres://ingestd@127.0.0.1:{self.port}/ingestd"
-
-    def run(self, tool, *args):
-        command = [f"{self.bin}/{tool}", *args]
-        if self.root:
-            command = ["runuser", "-u", "postgres", "--", *command]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+class Postgres(ThrowawayPostgres):
+    """The fleet's queue (lib/throwaway_pg.py), with the jobs' states."""
 
     def states(self):
         """{job id: state}; {} when psql fails."""
-        result = subprocess.run(["psql", "-X", "-A", "-t", "-F", " ", "-h", "127.0.0.1", "-p", str(self.port), "-U", "ingestd",
-                                 "-d", "ingestd", "-c", "SELECT id, state FROM ingestd_jobs"], capture_output=True, text=True)
-        return dict(line.split(" ", 1) for line in result.stdout.split("\n") if " " in line) if result.returncode == 0 else {}
-
-    def stop(self):
-        try:
-            self.run("pg_ctl", "-D", f"{self.dir}/data", "-m", "immediate", "-w", "stop")
-        except subprocess.CalledProcessError:
-            pass
+        rows = self.sql("SELECT id, state FROM ingestd_jobs", check=False)
+        return dict(line.split("|", 1) for line in rows.split("\n") if "|" in line)
 
 
 # --- The metrics scraper ---------------------------------------------------------------------

@@ -25,8 +25,6 @@ import http.client
 import json
 import os
 import re
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,57 +32,27 @@ import threading
 import time
 import urllib.parse
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from throwaway_pg import ThrowawayPostgres, free_port  # noqa: E402
+
 INGESTD, OUT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 JOBS = int(sys.argv[3]) if len(sys.argv) > 3 else 100_000
 TOKEN = "operate-bench-console-0123456789"
 os.makedirs(OUT, exist_ok=True)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+class Postgres(ThrowawayPostgres):
+    """The queue (lib/throwaway_pg.py), logging every statement with its user."""
 
-
-class Postgres:
     def __init__(self, directory):
-        bins = sorted(d for d in os.listdir("/usr/lib/postgresql") if d.isdigit())
-        self.bin = f"/usr/lib/postgresql/{bins[-1]}/bin"
-        self.dir = directory
-        shutil.rmtree(directory, ignore_errors=True)
-        os.makedirs(directory)
-        self.port = free_port()
-        self.root = os.geteuid() == 0
-        if self.root:
-            subprocess.run(["chown", "postgres:postgres", directory], check=True)
-        self.run("initdb", "-D", f"{directory}/data", "-U", "ingestd", "-A", "trust", "--no-sync", "-E", "UTF8")
-        options = (f"-p {self.port} -c listen_addresses=127.0.0.1 -k {directory} -c max_connections=200 -c fsync=off "
-                   "-c log_statement=all -c \"log_line_prefix=%u \"")
-        self.run("pg_ctl", "-D", f"{directory}/data", "-l", f"{directory}/server.log", "-w", "-o", options, "start")
-        self.run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "ingestd", "ingestd")
-        self.url = f"postgres://ingestd@127.0.0.1:{self.port}/ingestd"
+        super().__init__(directory, options="-c log_statement=all -c \"log_line_prefix=%u \"")
         self.console_url = f"postgres://console@127.0.0.1:{self.port}/ingestd"
-        self.log = f"{directory}/server.log"
-
-    def run(self, tool, *args):
-        command = [f"{self.bin}/{tool}", *args]
-        if self.root:
-            command = ["runuser", "-u", "postgres", "--", *command]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-
-    def sql(self, statement):
-        return subprocess.run(["psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(self.port), "-U", "ingestd",
-                               "-d", "ingestd", "-c", statement], check=True, capture_output=True, text=True).stdout.strip()
 
     def console_statements(self):
         """Statements the `console` role has run so far (lines of the server's log)."""
         with open(self.log, errors="replace") as f:
             return sum(1 for line in f if line.startswith("console ") and re.search(r"LOG:  (statement|execute)", line))
-
-    def stop(self):
-        self.run("pg_ctl", "-D", f"{self.dir}/data", "-m", "immediate", "-w", "stop")
 
 
 def fill(pg):
