@@ -17,7 +17,7 @@ extension JobQueue {
     /// (``NotShown``).
     public func playable(_ claim: ClaimedJob, output: String,
                          event: @escaping @Sendable (_ afterSeconds: Double, _ at: Date) -> OutboxEvent?,
-                         show: @escaping @Sendable () throws -> Bool) async throws {
+                         show: @escaping @Sendable () async throws -> Bool) async throws {
         try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
             let rows = try await connection.execute(QueueStatements.Playable(output: output, id: claim.id, token: claim.token), logger: logger)
             var shown: (after: Double, at: Double)?
@@ -25,7 +25,7 @@ extension JobQueue {
             guard let shown else { throw FenceLost(id: claim.id, token: claim.token) }
             if let event = event(shown.after, Date(timeIntervalSince1970: shown.at)) { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
             try await notifyChange(claim.id, on: connection)
-            guard try show() else { throw NotShown() }
+            guard try await show() else { throw NotShown() }
         }
     }
 

@@ -6,11 +6,12 @@ extension PostgresStore {
     /// `upload.playable` webhook in the same transaction (``JobQueue/playable(_:output:event:show:)``).
     /// A transaction that fails once the pointer is written is checked against the row: unless
     /// it was recorded after all, the video is withdrawn, so nothing is shown the row does not say.
-    public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool {
+    public func playable(_ job: ClaimedJob, output: AttemptOutput, target: any OutputTarget, _ report: JobPlayable) async throws -> Bool {
+        let shown = target.place(output)
         do {
             try await described {
-                try await queue.playable(job, output: output.recorded) { output.playableWebhook(report, afterSeconds: $0, at: $1) }
-                    show: { try output.showGrowing() }
+                try await queue.playable(job, output: shown.recorded) { output.playableWebhook(report, place: shown.place, afterSeconds: $0, at: $1) }
+                    show: { try await target.show(output) }
             }
             return true
         } catch is JobQueue.FenceLost {
@@ -18,7 +19,7 @@ extension PostgresStore {
         } catch is JobQueue.NotShown {
             return false
         } catch {
-            if (try? await queue.isPlayable(job)) != true { try? output.withdraw() }
+            if (try? await queue.isPlayable(job)) != true { try? await target.withdraw(output) }
             throw error
         }
     }

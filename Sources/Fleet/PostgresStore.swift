@@ -108,27 +108,31 @@ public struct PostgresStore: JobStore {
 
     /// A publish whose transaction fails after the rename (its COMMIT refused or unanswered) is
     /// checked against the row: unless the end was recorded after all, the output is withdrawn
-    /// (``AttemptOutput/withdraw()``), so the CDN never shows a job the database does not call
+    /// (``OutputTarget/withdraw(_:)``), so the CDN never shows a job the database does not call
     /// published. When the row cannot be read either, the output stays, and the job's next
     /// attempt adopts it.
-    public func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput) async throws -> Bool {
+    public func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput, target: any OutputTarget) async throws -> Bool {
         do {
             return try await described {
                 reported.forget(job)
+                let place = target.place(output)
                 guard case .published = end else {
-                    return try await queue.finish(job, end, event: output.webhook(end), log: output.log) != nil
+                    return try await queue.finish(job, end, event: output.webhook(end, place: place.place), log: output.log) != nil
                 }
-                // In a bucket the row's output is the pointer: this attempt's version prefix, named
-                // under the fence in the same transaction that records the end.
+                // The row names where it plays (in a bucket, this attempt's version prefix: the
+                // pointer), under the fence in the same transaction that records the end.
                 // Known before the transaction: a publish may throw after its rename (the directory's fsync).
-                let renames = output.renamesIntoView
+                let renames = target.putsInView(output)
                 do {
-                    try await queue.publish(job, output: output.recorded, manifest: String(decoding: output.manifest, as: UTF8.self),
-                                            event: output.webhook(end)) { try await output.publish() }
+                    try await queue.publish(job, output: place.recorded, manifest: String(decoding: output.manifest, as: UTF8.self),
+                                            event: output.webhook(end, place: place.place)) {
+                        _ = try await target.publish(output)
+                        try await output.whilePublishing?()
+                    }
                 } catch let error where !(error is JobQueue.FenceLost) {
                     guard renames else { throw error }
                     if try await queue.isPublished(job) { return true }
-                    try output.withdraw()
+                    try await target.withdraw(output)
                     throw error
                 }
                 return true

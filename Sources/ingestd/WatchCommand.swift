@@ -93,7 +93,8 @@ struct WatchCommand: AsyncParsableCommand {
                 try Report.catching { try layout.outbox.create() }
                 services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: layout.outbox, logger: logger)))
             }
-            store = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox, storage: storage)
+            store = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox)
+            configuration.bucketPointer = true  // the spool names a bucket's version in `<id>/current.json`
         } else {
             let resolved = try databaseOption.resolve(jobs: options.jobs)
             database = resolved

@@ -40,7 +40,7 @@ import Transcode
             let taken = try #require(try await stores.second.claim(limit: 1).first)
             #expect(taken.id == id && taken.token > lost.token)
             #expect(try await stores.first.renew(lost) == false)
-            #expect(try await stores.first.finish(lost, .rejected(Self.reason), output: .none(lost)) == false)
+            #expect(try await stores.first.finish(lost, .rejected(Self.reason), output: .none(lost), target: stores.held) == false)
             #expect(try await stores.state(id) == "running", "still the second worker's")
             #expect(try await stores.second.renew(taken))
         }
@@ -53,13 +53,13 @@ import Transcode
             let first = try #require(try await stores.first.claim(limit: 1).first)
             let retry = policy.end(attempt: first.attempt, Reason(code: "crashed", message: "x", attempts: first.attempt))
             #expect(retry == .retried(Reason(code: "crashed", message: "x", attempts: 1, at: retry.reason!.at), after: .zero))
-            #expect(try await stores.first.finish(first, retry, output: .none(first)))
+            #expect(try await stores.first.finish(first, retry, output: .none(first), target: stores.held))
             #expect(try await stores.state(id) == "queued")
             let second = try #require(try await stores.second.claim(limit: 1).first)
             #expect(second.attempt == 2 && second.token > first.token)
             let end = policy.end(attempt: second.attempt, Reason(code: "crashed", message: "x", attempts: second.attempt))
             guard case .failed = end else { Issue.record("want failed after 2 attempts, got \(end)"); return }
-            #expect(try await stores.second.finish(second, end, output: .none(second)))
+            #expect(try await stores.second.finish(second, end, output: .none(second), target: stores.held))
             #expect(try await stores.state(id) == "failed")
             #expect(try await stores.first.claim(limit: 5).isEmpty)
         }
@@ -76,7 +76,7 @@ import Transcode
             for job in try await stores.first.claim(limit: 3) {
                 let end: JobEnd = job.id == failed ? .failed(Reason(code: "crashed", message: "x", attempts: job.attempt))
                     : job.id == rejected ? .rejected(Self.reason) : .released
-                #expect(try await stores.first.finish(job, end, output: .none(job)))
+                #expect(try await stores.first.finish(job, end, output: .none(job), target: stores.held))
             }
             let ended = [try await stores.state(failed), try await stores.state(rejected), try await stores.state(queued)]
             #expect(ended == ["failed", "rejected", "queued"])
@@ -98,7 +98,7 @@ import Transcode
             #expect(try await stores.first.job(id) == JobSnapshot(id: id, state: .queued, attempts: 0))
             let job = try #require(try await stores.first.claim(limit: 1).first)
             #expect(try await stores.second.job(id) == JobSnapshot(id: id, state: .running, attempts: 1, progress: 0))
-            #expect(try await stores.first.finish(job, .rejected(Self.reason), output: .none(job)))
+            #expect(try await stores.first.finish(job, .rejected(Self.reason), output: .none(job), target: stores.held))
             #expect(try await stores.state(id) == "rejected")
             let ended = try #require(try await stores.second.job(id), "one read of a job, whatever the store")
             #expect(ended.state == .rejected && ended.attempts == 1 && ended.reason?.code == Self.reason.code
@@ -112,7 +112,7 @@ import Transcode
         try await withStores(kind, "release") { stores in
             let id = try await stores.submit("hdr_hlg.mp4", "drained.mp4")
             let job = try #require(try await stores.first.claim(limit: 1).first)
-            #expect(try await stores.first.release(job))
+            #expect(try await stores.first.release(job, target: stores.held))
             #expect(try await stores.state(id) == "queued")
             let again = try #require(try await stores.second.claim(limit: 1).first)
             #expect(again.attempt == job.attempt && again.token > job.token)
@@ -136,7 +136,7 @@ import Transcode
                 let taken = try await stores.second.claim(limit: 1)
                 takenInside.withLock { $0 = taken }
             }
-            let recorded = try await stores.first.finish(holder, .published(JobResult(ok: true)), output: output)
+            let recorded = try await stores.first.finish(holder, .published(JobResult(ok: true)), output: output, target: stores.held)
             #expect(recorded && takenInside.withLock { $0.isEmpty }, "nobody takes a job between its fence check and its publish")
             let state = try await stores.state(id)
             #expect(state == "published" && stores.output(id) == "first")
@@ -149,9 +149,9 @@ import Transcode
             let ran = Mutex(false)
             var staleOutput = try stores.staged(stale, "stale")
             staleOutput.whilePublishing = { ran.withLock { $0 = true } }
-            #expect(try await stores.first.finish(stale, .published(JobResult(ok: true)), output: staleOutput) == false)
+            #expect(try await stores.first.finish(stale, .published(JobResult(ok: true)), output: staleOutput, target: stores.held) == false)
             #expect(!ran.withLock { $0 } && stores.output(next) == nil, "the stale attempt published nothing")
-            #expect(try await stores.second.finish(current, .published(JobResult(ok: true)), output: try stores.staged(current, "current")))
+            #expect(try await stores.second.finish(current, .published(JobResult(ok: true)), output: try stores.staged(current, "current"), target: stores.held))
             let nextState = try await stores.state(next)
             #expect(stores.output(next) == "current" && nextState == "published")
         }
@@ -167,7 +167,7 @@ import Transcode
             let report = JobPlayable(seconds: 2, at: Date())
             let stale = try #require(try await stores.first.claim(limit: 1).first)
             let staleOutput = try stores.growing(stale, "stale")
-            #expect(try await stores.first.playable(stale, output: staleOutput, report))
+            #expect(try await stores.first.playable(stale, output: staleOutput, target: stores.grows, report))
             #expect(stores.shown(id) == staleOutput.version)
             let shown = try #require(try await stores.second.job(id))
             #expect(shown.state == .running && shown.playable == true && shown.output == "\(stores.cdn)/\(id)", "\(shown)")
@@ -177,9 +177,9 @@ import Transcode
             let current = try #require(try await stores.second.claim(limit: 1).first)
             #expect(try await stores.second.job(id)?.playable == nil, "the new attempt has shown nothing yet")
             let currentOutput = try stores.growing(current, "current")
-            #expect(try await stores.second.playable(current, output: currentOutput, report))
+            #expect(try await stores.second.playable(current, output: currentOutput, target: stores.grows, report))
             #expect(stores.shown(id) == currentOutput.version)
-            #expect(try await stores.first.playable(stale, output: staleOutput, report) == false, "fenced out")
+            #expect(try await stores.first.playable(stale, output: staleOutput, target: stores.grows, report) == false, "fenced out")
             #expect(stores.shown(id) == currentOutput.version, "the stale attempt never takes the video back")
             #expect(try await stores.second.job(id)?.playable == true)
         }

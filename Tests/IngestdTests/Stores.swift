@@ -41,26 +41,32 @@ struct Stores: Sendable {
     /// A worker process on this store (`ingestd watch` or `ingestd worker`), killed when it goes.
     func startWorkerProcess() throws -> WorkerProcess { try WorkerProcess(workerArguments) }
 
+    /// The directory CDN, nothing in view before the end (`--hold`).
+    var held: StagedDirectoryTarget { StagedDirectoryTarget(root: cdn) }
+    /// The directory CDN, videos played while they are made.
+    var grows: GrowingDirectoryTarget { GrowingDirectoryTarget(staged: held) }
+
     /// An attempt's output as its job process leaves it: staged beside `CDN/<id>` under the
     /// attempt's token, with a manifest and a file naming `owner`.
     func staged(_ job: ClaimedJob, _ owner: String) throws -> AttemptOutput {
-        var output = AttemptOutput(cdn: cdn, id: job.id, token: job.token)
+        var output = AttemptOutput(id: job.id, token: job.token)
         let staging = "\(cdn)/\(StagedDirectory.stagingPrefix(of: job.id))\(AttemptVersion.name(token: job.token))"
         try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
         try Data(owner.utf8).write(to: URL(fileURLWithPath: "\(staging)/owner"))
         try Data("{}".utf8).write(to: URL(fileURLWithPath: "\(staging)/manifest.json"))
-        output.staged(at: staging)
+        held.staged(&output, at: staging)
         return output
     }
 
     /// A growing attempt's version as its job process writes it in place (`CDN/<id>/t<token>`):
     /// a master naming one rung, and a file naming `owner`.
     func growing(_ job: ClaimedJob, _ owner: String) throws -> AttemptOutput {
-        let output = AttemptOutput(cdn: cdn, id: job.id, token: job.token, growing: true)
-        try FileManager.default.createDirectory(atPath: output.destination, withIntermediateDirectories: true)
+        let output = AttemptOutput(id: job.id, token: job.token)
+        let version = grows.writeDirectory(output, scratch: "")
+        try FileManager.default.createDirectory(atPath: version, withIntermediateDirectories: true)
         try Data("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1000000\n360p/index.m3u8\n".utf8)
-            .write(to: URL(fileURLWithPath: "\(output.destination)/master.m3u8"))
-        try Data(owner.utf8).write(to: URL(fileURLWithPath: "\(output.destination)/owner"))
+            .write(to: URL(fileURLWithPath: "\(version)/master.m3u8"))
+        try Data(owner.utf8).write(to: URL(fileURLWithPath: "\(version)/owner"))
         return output
     }
 

@@ -8,6 +8,7 @@ import Logging
 struct JobRescuer: Sendable {
     let store: any JobStore
     let configuration: JobWorkerConfiguration
+    let target: any OutputTarget
     let metrics: WorkerMetrics
     let logger: Logger
 
@@ -45,14 +46,13 @@ struct JobRescuer: Sendable {
 
     static let clockWarning = 5.0
 
-    /// Removes what attempts whose lease ran out left in a directory CDN (wherever they ran):
-    /// a shown growing version is withdrawn (a player gets 404s, not a playlist that never
-    /// ends) and goes with any staging. Only each attempt's own goes: its token names it, so a
-    /// newer attempt's, already under way, stays.
+    /// Removes what attempts whose lease ran out left (wherever they ran): a shown growing
+    /// version is withdrawn (a player gets 404s, not a playlist that never ends) and goes with
+    /// any staging. Only each attempt's own goes: its token names it, so a newer attempt's,
+    /// already under way, stays.
     private func discard(_ expired: [ExpiredAttempt]) {
-        let cdn = configuration.cdn
-        Task.detached {
-            for attempt in expired { AttemptOutput(cdn: cdn, id: attempt.id, token: attempt.token, growing: true).discardStaging() }
+        Task.detached { [target] in
+            for attempt in expired { await target.discardLeftovers(id: attempt.id, token: attempt.token) }
         }
     }
 }

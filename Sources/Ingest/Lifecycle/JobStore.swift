@@ -18,16 +18,16 @@ public protocol JobStore: Sendable {
     /// Extends the job's lease; false when the token no longer holds (the job was given away).
     func renew(_ job: ClaimedJob) async throws -> Bool
     /// Records how the attempt ended, only while its token holds, and returns whether it did.
-    /// For ``JobEnd/published`` the output is put in view (``AttemptOutput/publish()``) after
+    /// For ``JobEnd/published`` the output is put in view (``OutputTarget/publish(_:)``) after
     /// the token was checked and before the end is recorded, while no other attempt can take
     /// the job; a throw from it records nothing. The output's webhook for the end, as the store
     /// records it, is recorded with the end (delivered at least once).
-    func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput) async throws -> Bool
+    func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput, target: any OutputTarget) async throws -> Bool
     /// A growing attempt's ladder can be played (``JobRunner``'s report): shows it
-    /// (``AttemptOutput/showGrowing()``) under the job's fence and records it (event, the
+    /// (``OutputTarget/show(_:)``) under the job's fence and records it (event, the
     /// `upload.playable` webhook). False when the attempt no longer holds the job, the video is
     /// shown otherwise, or the store shows no video before it ends.
-    func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool
+    func playable(_ job: ClaimedJob, output: AttemptOutput, target: any OutputTarget, _ report: JobPlayable) async throws -> Bool
 
     /// Returns jobs whose lease ran out to the queue (ending those out of attempts as failed);
     /// returns the attempts that lost them.
@@ -65,15 +65,15 @@ public protocol JobStore: Sendable {
 
 extension JobStore {
     /// Gives the job back without charging an attempt (drain, host not ready).
-    public func release(_ job: ClaimedJob) async throws -> Bool {
-        try await finish(job, .released, output: .none(job))
+    public func release(_ job: ClaimedJob, target: any OutputTarget) async throws -> Bool {
+        try await finish(job, .released, output: .none(job), target: target)
     }
 
     public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {}
 
     public func abandon(_ job: ClaimedJob) async {}
 
-    public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool { false }
+    public func playable(_ job: ClaimedJob, output: AttemptOutput, target: any OutputTarget, _ report: JobPlayable) async throws -> Bool { false }
 
     public func clockOffset() async throws -> Double? { nil }
 

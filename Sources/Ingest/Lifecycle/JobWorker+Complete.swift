@@ -16,7 +16,7 @@ extension JobWorker {
                 // Past the grace period the store gets a moment, not a lease: a shutdown is never
                 // held up by a database that does not answer (the job's lease then runs out).
                 let limit = stopFlag.value ? Duration.seconds(2) : configuration.lease
-                let answer = try await withinDeadline(limit) { [store, end] in try await store.finish(job, end, output: output) }
+                let answer = try await withinDeadline(limit) { [store, end, target] in try await store.finish(job, end, output: output, target: target) }
                 guard let recorded = answer else { throw StoreTimeout(seconds: limit.seconds) }
                 await completed(end, of: job, recorded: recorded, output: output, seconds: seconds, log: log)
                 return
@@ -25,7 +25,7 @@ extension JobWorker {
                     // The store refuses these values for good: the job ends failed with the
                     // store's words rather than running until its attempts are spent.
                     log.error("the job store refuses to record the end; ending the job failed", metadata: ["end": "\(end.label)", "error": "\(error)"])
-                    if case .published = end { output.discard() }
+                    if case .published = end { await target.discard(output) }
                     end = .failed(Reason(code: "store_refused", message: "the job store refused to record \(end.label): \(error)", attempts: job.attempt))
                     continue
                 }
@@ -54,7 +54,7 @@ extension JobWorker {
     private nonisolated func completed(_ end: JobEnd, of job: ClaimedJob, recorded: Bool, output: AttemptOutput, seconds: Double,
                                        log: Logger) async {
         guard recorded else {
-            output.discard()
+            await target.discard(output)
             await store.abandon(job)
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
             log.warning("lease lost before recording the end: nothing published or recorded, staging removed")
@@ -66,7 +66,7 @@ extension JobWorker {
             await published()
         }
         metrics.jobEnded(result: end.label, seconds: seconds, realtimeFactor: speed)
-        let metadata: Logger.Metadata = end.reason.map { ["code": "\($0.code)", "message": "\($0.message)"] } ?? ["output": "\(output.destination)"]
+        let metadata: Logger.Metadata = end.reason.map { ["code": "\($0.code)", "message": "\($0.message)"] } ?? ["output": "\(target.place(output).recorded)"]
         switch end {
         case .published, .released: log.info("\(end.label)", metadata: metadata)
         case .rejected, .retried: log.warning("\(end.label)", metadata: metadata)

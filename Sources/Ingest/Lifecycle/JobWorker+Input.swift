@@ -23,10 +23,9 @@ extension JobWorker {
     nonisolated func prepare(_ job: ClaimedJob, output: inout AttemptOutput, scratch: PrivateDirectory?,
                              log: Logger) async -> Result<PreparedAttempt, EndedEarly> {
         let directory = job.directory ?? scratch!.path
-        output.discardEarlierStagings()
-        if output.isInView {
+        if target.prepare(output) {
             // Published by an earlier attempt whose worker died before recording it: adopted.
-            output.staged(at: nil)
+            target.staged(&output, at: nil)
             return .failure(EndedEarly(end: .published(JSONFile.read(JobResult.self, from: "\(directory)/result.json") ?? JobResult(ok: true))))
         }
         var runner = configuration.runner

@@ -10,7 +10,7 @@ extension JobWorker {
     nonisolated func process(_ job: ClaimedJob) async {
         let log = logger.with(["id": "\(job.id)", "attempt": "\(job.attempt)"])
         let started = ContinuousClock.now
-        var output = AttemptOutput(cdn: configuration.cdn, id: job.id, token: job.token, growing: configuration.growing)
+        var output = AttemptOutput(id: job.id, token: job.token)
         output.webhookClock = configuration.webhooks ? configuration.clock : nil
         output.uploadID = job.uploadID ?? (Self.remoteInput(of: job) == nil ? Upload.declaredID(of: job.input) : nil)  // s3://: once fetched
         let lease = StopFlag()  // set once this attempt's lease is lost
@@ -21,8 +21,7 @@ extension JobWorker {
         let (end, scratch) = await attempt(job, output: &output, lease: lease, log: log)
         let seconds = (ContinuousClock.now - started).seconds
         if case .published = end, !lease.value {} else {
-            output.discardStaging()
-            if output.growsInBucket { try? await configuration.storage?.withdraw(output.published, version: output.destination) }
+            await target.discardLeftovers(id: job.id, token: job.token)
         }
         if lease.value {
             await store.abandon(job)
@@ -42,7 +41,7 @@ extension JobWorker {
                                      log: Logger) async -> (JobEnd, PrivateDirectory?) {
         let scratch: PrivateDirectory?
         do {
-            let needed = job.directory == nil || job.preset != nil || output.isBucket || Self.remoteInput(of: job) != nil
+            let needed = job.directory == nil || job.preset != nil || configuration.remoteCDN || Self.remoteInput(of: job) != nil
             scratch = needed ? try PrivateDirectory(prefix: "ingestd-job-") : nil
         } catch {
             // The scratch file system (TMPDIR) gone or full: the host's fault, not the upload's.

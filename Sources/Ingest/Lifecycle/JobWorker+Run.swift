@@ -4,20 +4,17 @@ import Transcode
 
 /// The attempt's job process, and what its outcome means for the job.
 extension JobWorker {
-    /// Runs the job process (stopped when the grace period is over or the lease is lost); a
-    /// bucket CDN's output is then uploaded to the attempt's version prefix. The output learns
-    /// where the job process staged.
+    /// Runs the job process (stopped when the grace period is over or the lease is lost) into
+    /// the target's directory; what the target must send (a bucket's version) is then sent.
+    /// The output learns where the job process staged.
     nonisolated func run(_ job: ClaimedJob, _ prepared: PreparedAttempt, output: inout AttemptOutput, lease: StopFlag,
                          log: Logger) async -> JobEnd {
         let progress = Task { await reportProgress(job, directory: prepared.directory) }
         defer { progress.cancel() }
         let stop = stopFlag
-        let writeTo = output.isBucket ? "\(prepared.directory)/out" : output.destination
-        // A growing version's job process may write only in `CDN/<id>` (its sandbox): made here.
-        if output.growing { try? FileManager.default.createDirectory(atPath: output.published, withIntermediateDirectories: false) }
+        let writeTo = target.writeDirectory(output, scratch: prepared.directory)
         // A bucket's growing version is mirrored while the job process writes it.
-        let mirror = output.growsInBucket
-            ? try? configuration.storage?.mirror(writeTo, to: output.destination) { !stop.value && !lease.value } : nil
+        let mirror = target.mirror(output, from: writeTo) { !stop.value && !lease.value }
         let mirroring = mirror.map { mirror in
             Task {
                 while !Task.isCancelled {
@@ -37,8 +34,8 @@ extension JobWorker {
         await mirroring?.value  // its last round ends before the end's upload begins
         switch outcome {
         case .published(let result):
-            output.staged(at: result.staging)
-            if output.isBucket, let early = await upload(job, output: output, mirror: mirror, lease: lease, log: log) { return early }
+            target.staged(&output, at: result.staging)
+            if let early = await deliver(job, output: output, mirror: mirror, lease: lease, log: log) { return early }
             return .published(result)
         case .rejected(let code, let message): return .rejected(Reason(code: code, message: message, attempts: job.attempt))
         case .retryable(let code, let message): return await retryable(job, code: code, message: message)
@@ -51,13 +48,13 @@ extension JobWorker {
     /// bucket's version gets its master first, after everything it names (`mirror`).
     private nonisolated func showing(_ job: ClaimedJob, _ output: AttemptOutput, mirror: (any RemoteMirror)?,
                                      log: Logger) -> (@Sendable (JobPlayable) async -> Void)? {
-        guard output.growing || (output.growsInBucket && mirror != nil) else { return nil }
-        let store = store
+        guard target.growsInView else { return nil }
+        let store = store, target = target
         return { report in
             do {
                 try await mirror?.sync(master: true)
-                if try await store.playable(job, output: output, report) {
-                    log.info("playable", metadata: ["output": "\(output.growingMaster)", "listed": "\(report.seconds)"])
+                if try await store.playable(job, output: output, target: target, report) {
+                    log.info("playable", metadata: ["output": "\(target.place(output).place.master)", "listed": "\(report.seconds)"])
                 }
             } catch {
                 log.warning("cannot show the growing video", metadata: ["error": "\(error)"])
@@ -65,21 +62,21 @@ extension JobWorker {
         }
     }
 
-    /// Uploads the staged output under this attempt's own version prefix while it holds the
-    /// lease; nothing names the prefix until the store records the end (the sweeper takes it
-    /// otherwise). Nil once uploaded; otherwise how the attempt ends.
-    private nonisolated func upload(_ job: ClaimedJob, output: AttemptOutput, mirror: (any RemoteMirror)?, lease: StopFlag,
-                                    log: Logger) async -> JobEnd? {
-        guard let staging = output.staging else {
-            return configuration.retry.end(attempt: job.attempt, Reason(code: "internal", message: "the job process left no output to upload", attempts: job.attempt))
+    /// Sends what the target must send (a bucket's version, uploaded under this attempt's own
+    /// prefix) while it holds the lease; nothing names it until the store records the end (the
+    /// sweeper takes it otherwise). Nil once sent, or when nothing is to be sent; otherwise how
+    /// the attempt ends.
+    private nonisolated func deliver(_ job: ClaimedJob, output: AttemptOutput, mirror: (any RemoteMirror)?, lease: StopFlag,
+                                     log: Logger) async -> JobEnd? {
+        guard output.staging != nil else {
+            return configuration.retry.end(attempt: job.attempt, Reason(code: "internal", message: "the job process left no output", attempts: job.attempt))
         }
-        guard let storage = configuration.storage else { return .released }
         let stop = stopFlag
         do {
             // A lost lease stops the upload: nothing more is sent for an attempt that can never be named.
-            let sent = if let mirror { try await mirror.finish() }  // the rest of a growing version
-                else { try await storage.upload(staging, to: output.destination) { !stop.value && !lease.value } }
-            log.info("uploaded", metadata: ["to": "\(output.destination)", "objects": "\(sent.objects)", "bytes": "\(sent.bytes)"])
+            if let sent = try await target.deliver(output, mirror: mirror, while: { !stop.value && !lease.value }) {
+                log.info("uploaded", metadata: ["to": "\(target.place(output).recorded)", "objects": "\(sent.objects)", "bytes": "\(sent.bytes)"])
+            }
             return nil
         } catch {
             if !stop.value, !lease.value { await hostFault("object storage: \(error)") }

@@ -11,6 +11,8 @@ import ServiceLifecycle
 public actor JobWorker: Service {
     let store: any JobStore
     let configuration: JobWorkerConfiguration
+    /// Where attempts' outputs go, chosen once from the configuration.
+    nonisolated let target: any OutputTarget
     let metrics: WorkerMetrics
     let logger: Logger
     /// Keeps shown videos ahead of their viewers: the others' job processes wait, and nothing is
@@ -54,10 +56,11 @@ public actor JobWorker: Service {
     public init(store: any JobStore, configuration: JobWorkerConfiguration, metrics: WorkerMetrics, logger: Logger) {
         self.store = store
         self.configuration = configuration
+        target = configuration.outputTarget()
         self.metrics = metrics
         self.logger = logger
         margins = MarginGuard(policy: configuration.margin, metrics: metrics)
-        rescuer = JobRescuer(store: store, configuration: configuration, metrics: metrics, logger: logger)
+        rescuer = JobRescuer(store: store, configuration: configuration, target: target, metrics: metrics, logger: logger)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -136,7 +139,7 @@ public actor JobWorker: Service {
                     // shows it running): it runs. One rescued and claimed again while its old
                     // attempt winds down here is given back uncharged, not started twice.
                     guard !running.contains(job.id) else {
-                        _ = try? await store.release(job)
+                        _ = try? await store.release(job, target: target)
                         continue
                     }
                     claims.append(job)

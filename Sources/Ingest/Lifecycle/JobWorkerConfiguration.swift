@@ -4,7 +4,7 @@ import Transcode
 /// How a ``JobWorker`` runs, whatever its store.
 public struct JobWorkerConfiguration: Sendable {
     /// Where each job is published: a directory (`CDN/<id>/`) or a bucket prefix
-    /// (`s3://bucket/prefix`, see ``AttemptOutput``).
+    /// (`s3://bucket/prefix`, see ``OutputTarget``).
     public var cdn: String
     /// Runs each attempt in a job process.
     public var runner: JobRunner
@@ -39,12 +39,19 @@ public struct JobWorkerConfiguration: Sendable {
     /// inputs only: a local path is refused, never read from wherever it points.
     public var bucketInputsOnly = false
 
-    /// A directory CDN's videos are played while they are made (``AttemptOutput/growing``); false
-    /// (`--hold`, and the stores that cannot show a video before its end): nothing is visible
-    /// before the end.
+    /// Videos are played while they are made (``OutputTarget/growsInView``); false (`--hold`,
+    /// and the stores that cannot show a video before its end): nothing is visible before the end.
     public var growing = false
+    /// In a bucket CDN, the object `<id>/current.json` names each published version (the
+    /// spool's store); false: the store's row does (the fleet).
+    public var bucketPointer = false
     /// How far ahead of their viewers shown videos are kept (``MarginGuard``).
     public var margin = MarginGuard.Policy()
+
+    /// Where attempts' outputs go (``OutputTargets``).
+    public func outputTarget() -> any OutputTarget {
+        OutputTargets.make(cdn: cdn, growing: growing, storage: storage, pointer: bucketPointer)
+    }
 
     /// Whether the CDN is remote (a bucket prefix).
     public var remoteCDN: Bool { RemotePath.isRemote(cdn) }

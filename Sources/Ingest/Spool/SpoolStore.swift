@@ -16,14 +16,12 @@ public final class SpoolStore: JobStore {
     /// Where jobs are published (named in the `published` event).
     let cdn: String
     /// The bucket of a bucket CDN (`s3://…`), where each job's pointer is created.
-    let storage: (any RemoteStorage)?
     /// The locks of the jobs this process holds, by id.
     let held = Mutex<[String: JobLock]>([:])
 
-    public init(layout: SpoolLayout, cdn: String, outbox: Outbox? = nil, storage: (any RemoteStorage)? = nil) {
+    public init(layout: SpoolLayout, cdn: String, outbox: Outbox? = nil) {
         spool = Spool(layout: layout)
         self.cdn = cdn
-        self.storage = storage
         events = EventLog(path: layout.events)
         self.outbox = outbox
     }
@@ -79,7 +77,7 @@ public final class SpoolStore: JobStore {
         return record.token == job.token ? record : nil
     }
 
-    public func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput) async throws -> Bool {
+    public func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput, target: any OutputTarget) async throws -> Bool {
         guard var record = try holds(job) else { return false }
         // The lock is kept when this throws, so that the worker may try again (or abandon it).
         let filed = filed(end, id: job.id)
@@ -88,22 +86,23 @@ public final class SpoolStore: JobStore {
         // the two repeats the event on restart (at least once) rather than losing it.
         switch filed {
         case .published(let result):
-            try await output.publish()
-            var fields: [String: any Sendable] = ["output": output.published, "duration": result.durationSeconds ?? 0]
-            let version = output.isBucket ? try await point(output) : nil
-            if let version { fields["version"] = version }
-            let place = output.place(version: version.map { ($0 as NSString).lastPathComponent })
+            let publication = try await target.publish(output)
+            try await output.whilePublishing?()
+            var fields: [String: any Sendable] = ["output": "\(target.root)/\(job.id)", "duration": result.durationSeconds ?? 0]
+            if publication.recorded != "\(target.root)/\(job.id)" { fields["version"] = publication.recorded }  // a bucket's
             events.append("published", job.id, fields)
-            try output.webhook(filed, place: place).map { try outbox?.record($0) }
-            record.output = output.isBucket ? "\(cdn)/\(place.base)" : output.published
-            // A bucket's manifest, for `status`: the CDN's own is read from the CDN.
-            if output.isBucket { try? output.manifest.write(to: URL(fileURLWithPath: "\(layout.job(job.id))/manifest.json")) }
+            try output.webhook(filed, place: publication.place).map { try outbox?.record($0) }
+            record.output = publication.recorded
+            // A bucket's manifest, for `status`: a directory CDN's own is read from the CDN.
+            if RemotePath.isRemote(publication.recorded) {
+                try? output.manifest.write(to: URL(fileURLWithPath: "\(layout.job(job.id))/manifest.json"))
+            }
             try spool.update(record)
             try spool.finish(record, as: .archive)
         case .rejected(let reason), .failed(let reason):
             let state: SpoolLayout.State = filed.label == "rejected" ? .rejected : .failed
             events.append(filed.label, job.id, Self.logged(output, ["code": reason.code, "message": reason.message, "attempts": reason.attempts]))
-            try output.webhook(filed).map { try outbox?.record($0) }
+            try output.webhook(filed, place: target.place(output).place).map { try outbox?.record($0) }
             record.attempts = reason.attempts
             record.lastError = reason.message
             try spool.finish(record, as: state, reason: reason)
@@ -124,25 +123,22 @@ public final class SpoolStore: JobStore {
     /// Shows a growing attempt's video while this process holds the job and its token is the
     /// latest; the event (`playable`, with `playableAfterSeconds` from the upload's arrival) and
     /// the `upload.playable` webhook follow.
-    /// In a bucket, `CDN/<id>/current.json` names the version from then on (``RemoteStorage/show(_:version:)``).
-    public func playable(_ job: ClaimedJob, output: AttemptOutput, _ report: JobPlayable) async throws -> Bool {
-        guard let record = try holds(job) else { return false }
-        let shown = if output.isBucket { try await storage?.show(output.published, version: output.destination) ?? false }
-            else { try output.showGrowing() }
-        guard shown else { return false }
+    public func playable(_ job: ClaimedJob, output: AttemptOutput, target: any OutputTarget, _ report: JobPlayable) async throws -> Bool {
+        guard let record = try holds(job), try await target.show(output) else { return false }
         let after = report.at.timeIntervalSince(record.receivedAt)
+        let shown = target.place(output)
         do {
             // Its webhook, as every other, is recorded, or the video is not shown (at least once).
-            try output.playableWebhook(report, afterSeconds: after).map { try outbox?.record($0) }
+            try output.playableWebhook(report, place: shown.place, afterSeconds: after).map { try outbox?.record($0) }
         } catch {
-            if output.isBucket { try? await storage?.withdraw(output.published, version: output.destination) } else { try? output.withdraw() }
+            try? await target.withdraw(output)
             throw error
         }
-        events.append("playable", job.id, ["output": output.recorded, "listedSeconds": report.seconds,
+        events.append("playable", job.id, ["output": shown.recorded, "listedSeconds": report.seconds,
                                            "playableAfterSeconds": (after * 1000).rounded() / 1000,
                                            "stages": report.stages(received: record.receivedAt, shown: Date())])
         // For `status --job`, until the attempt ends.
-        try? JSONFile.write(ShownVideo(output: output.recorded, shownAt: Date()), to: Self.playableRecord(layout, job.id))
+        try? JSONFile.write(ShownVideo(output: shown.recorded, shownAt: Date()), to: Self.playableRecord(layout, job.id))
         return true
     }
 
@@ -154,18 +150,8 @@ public final class SpoolStore: JobStore {
         var shownAt: Date?
     }
 
-    /// `work/<id>/shown.json`: the running attempt's video is shown (``playable(_:output:_:)``).
+    /// `work/<id>/shown.json`: the running attempt's video is shown (``playable(_:output:target:_:)``).
     static func playableRecord(_ layout: SpoolLayout, _ id: String) -> String { "\(layout.job(id))/shown.json" }
-
-    /// Makes the job's pointer `CDN/<id>/current.json` name this attempt's version prefix,
-    /// uploaded while it held the job (already so when its video grew in view). One naming a
-    /// finished version was written by an earlier attempt that died before the job was filed: it
-    /// stands, and is what is published. Returns the version the pointer names.
-    private func point(_ output: AttemptOutput) async throws -> String {
-        guard let storage else { throw IngestError.cannotWrite(path: cdn, reason: "a bucket CDN, and no object storage configured") }
-        if try await storage.show(output.published, version: output.destination) { return output.destination }
-        return try await storage.pointer(of: output.published)?.version ?? output.destination
-    }
 
     public func abandon(_ job: ClaimedJob) async {
         held.withLock { $0.removeValue(forKey: job.id) }?.release()

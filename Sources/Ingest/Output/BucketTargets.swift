@@ -1,0 +1,129 @@
+import Foundation
+
+/// A bucket CDN (`s3://…`), uploaded at the end: a bucket has no rename, so the job process
+/// writes in the attempt's scratch, the worker uploads it to the attempt's own version prefix
+/// `CDN/<id>/t<token>`, and only the store's record of the end names it: the pointer object
+/// `CDN/<id>/current.json` (the spool) or the job's row (the fleet). Nothing is written outside
+/// the version's prefix but that pointer. A video plays at its version, `<id>/t<token>`.
+public struct HeldBucketTarget: OutputTarget {
+    public let root: String
+    let storage: any RemoteStorage
+    /// The pointer object names the published version (else the store's row does).
+    let pointer: Bool
+    public var growsInView: Bool { false }
+
+    public init(root: String, storage: any RemoteStorage, pointer: Bool) {
+        self.root = root
+        self.storage = storage
+        self.pointer = pointer
+    }
+
+    /// `CDN/<id>`: the prefix holding the job's versions and pointer.
+    func prefix(_ id: String) -> String { "\(root)/\(id)" }
+
+    /// `CDN/<id>/t<token>`.
+    func versionPrefix(_ attempt: AttemptOutput) -> String { "\(prefix(attempt.id))/\(attempt.version)" }
+
+    /// Nothing to clear: a version no pointer names is the sweeper's.
+    public func prepare(_ attempt: AttemptOutput) -> Bool { false }
+
+    public func writeDirectory(_ attempt: AttemptOutput, scratch: String) -> String { "\(scratch)/out" }
+
+    public func mirror(_ attempt: AttemptOutput, from directory: String,
+                       while stillWanted: @escaping @Sendable () -> Bool) -> (any RemoteMirror)? { nil }
+
+    public func staged(_ attempt: inout AttemptOutput, at staging: String?) {
+        attempt.staging = staging
+        attempt.manifest = staging.flatMap { FileManager.default.contents(atPath: "\($0)/manifest.json") } ?? Data("{}".utf8)
+    }
+
+    /// Uploads the staged output under the attempt's version prefix (the rest of a growing
+    /// version, with `mirror`).
+    public func deliver(_ attempt: AttemptOutput, mirror: (any RemoteMirror)?,
+                        while stillWanted: @escaping @Sendable () -> Bool) async throws -> (objects: Int, bytes: Int64)? {
+        if let mirror { return try await mirror.finish() }
+        guard let staging = attempt.staging else { return nil }
+        return try await storage.upload(staging, to: versionPrefix(attempt), while: stillWanted)
+    }
+
+    public func show(_ attempt: AttemptOutput) async throws -> Bool { false }
+
+    /// Makes the pointer name this attempt's version. One naming a finished version was written
+    /// by an earlier attempt that died before the job was filed: it stands, and is what is
+    /// published. In the fleet the row names the version: nothing to write.
+    public func publish(_ attempt: AttemptOutput) async throws -> Publication {
+        guard pointer else { return place(attempt) }
+        let own = versionPrefix(attempt)
+        let named = try await storage.show(prefix(attempt.id), version: own) ? own : try await storage.pointer(of: prefix(attempt.id))?.version ?? own
+        let version = (named as NSString).lastPathComponent
+        return Publication(place: PlaybackPlace(base: "\(attempt.id)/\(version)"), recorded: "\(prefix(attempt.id))/\(version)")
+    }
+
+    /// The upload is in place and named by the store's record alone: nothing to undo.
+    public func putsInView(_ attempt: AttemptOutput) -> Bool { false }
+
+    public func withdraw(_ attempt: AttemptOutput) async throws {}
+
+    public func discard(_ attempt: AttemptOutput) async {
+        if let staging = attempt.staging { try? FileManager.default.removeItem(atPath: staging) }
+    }
+
+    /// An unnamed version is the sweeper's; the scratch goes with the attempt.
+    public func discardLeftovers(id: String, token: Int64) async {}
+
+    public func place(_ attempt: AttemptOutput) -> Publication {
+        Publication(place: PlaybackPlace(base: "\(attempt.id)/\(attempt.version)"), recorded: versionPrefix(attempt))
+    }
+}
+
+/// A bucket CDN whose version plays as it grows: the job process writes in the scratch, the
+/// worker mirrors it into the version prefix as it lands (``RemoteMirror``: segments before
+/// playlists, the master last), and ``show(_:)`` names the version in the pointer (the spool;
+/// the fleet's row names it). The end is as in ``HeldBucketTarget``, which it builds on.
+public struct GrowingBucketTarget: OutputTarget {
+    let held: HeldBucketTarget
+    public var root: String { held.root }
+    public var growsInView: Bool { true }
+
+    public init(held: HeldBucketTarget) { self.held = held }
+
+    public func prepare(_ attempt: AttemptOutput) -> Bool { held.prepare(attempt) }
+
+    public func writeDirectory(_ attempt: AttemptOutput, scratch: String) -> String { held.writeDirectory(attempt, scratch: scratch) }
+
+    public func mirror(_ attempt: AttemptOutput, from directory: String,
+                       while stillWanted: @escaping @Sendable () -> Bool) -> (any RemoteMirror)? {
+        try? held.storage.mirror(directory, to: held.versionPrefix(attempt), while: stillWanted)
+    }
+
+    public func staged(_ attempt: inout AttemptOutput, at staging: String?) { held.staged(&attempt, at: staging) }
+
+    public func deliver(_ attempt: AttemptOutput, mirror: (any RemoteMirror)?,
+                        while stillWanted: @escaping @Sendable () -> Bool) async throws -> (objects: Int, bytes: Int64)? {
+        try await held.deliver(attempt, mirror: mirror, while: stillWanted)
+    }
+
+    /// The pointer names the version from then on (a newer attempt's, or a finished one, stays).
+    public func show(_ attempt: AttemptOutput) async throws -> Bool {
+        guard held.pointer else { return true }
+        return try await held.storage.show(held.prefix(attempt.id), version: held.versionPrefix(attempt))
+    }
+
+    public func publish(_ attempt: AttemptOutput) async throws -> Publication { try await held.publish(attempt) }
+
+    public func putsInView(_ attempt: AttemptOutput) -> Bool { false }
+
+    /// The pointer goes if it names the version, and so do the version's playlists (a
+    /// player's next reload gets a 404; the sweeper takes the rest).
+    public func withdraw(_ attempt: AttemptOutput) async throws {
+        try await held.storage.withdraw(held.prefix(attempt.id), version: held.versionPrefix(attempt))
+    }
+
+    public func discard(_ attempt: AttemptOutput) async { await held.discard(attempt) }
+
+    public func discardLeftovers(id: String, token: Int64) async {
+        try? await withdraw(AttemptOutput(id: id, token: token))
+    }
+
+    public func place(_ attempt: AttemptOutput) -> Publication { held.place(attempt) }
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+/// Where attempts' outputs go, and the one place that knows where a video plays: chosen once
+/// from `--cdn` and `--hold` (``OutputTargets/make(cdn:growing:storage:pointer:)``), talked to
+/// by the worker (what the job process writes, what is sent) and by the stores, inside their
+/// fence (show, publish, withdraw). The stores keep the fence and the record; the target keeps
+/// the bytes. One adapter per kind of output:
+///
+/// - ``StagedDirectoryTarget``: a directory CDN, nothing visible before the end (`--hold`);
+/// - ``GrowingDirectoryTarget``: a directory CDN whose videos play while they are made;
+/// - ``HeldBucketTarget``: a bucket, uploaded at the end;
+/// - ``GrowingBucketTarget``: a bucket whose version is mirrored and played as it grows.
+public protocol OutputTarget: Sendable {
+    /// The CDN root: a directory, or an `s3://` prefix.
+    var root: String { get }
+    /// Whether a video is shown while it is made (``show(_:)``).
+    var growsInView: Bool { get }
+
+    /// Readies the attempt's place: what earlier attempts of the job left goes. True when an
+    /// earlier attempt already put its output in view (its worker died before recording it):
+    /// this attempt adopts it and runs nothing.
+    func prepare(_ attempt: AttemptOutput) -> Bool
+    /// The directory the job process writes (`scratch`: the attempt's private directory).
+    func writeDirectory(_ attempt: AttemptOutput, scratch: String) -> String
+    /// The copy of a growing output kept in view while the job process writes `directory`
+    /// (a bucket's mirror); nil when the target needs none. `stillWanted` is asked before each object.
+    func mirror(_ attempt: AttemptOutput, from directory: String,
+                while stillWanted: @escaping @Sendable () -> Bool) -> (any RemoteMirror)?
+    /// Takes in what the job process left (`staging`; nil: nothing): its manifest is read here, once.
+    func staged(_ attempt: inout AttemptOutput, at staging: String?)
+    /// Sends a finished output where the store will name it (a bucket's version prefix) while
+    /// `stillWanted`; returns what was sent, nil when the output is in place already.
+    func deliver(_ attempt: AttemptOutput, mirror: (any RemoteMirror)?,
+                 while stillWanted: @escaping @Sendable () -> Bool) async throws -> (objects: Int, bytes: Int64)?
+
+    /// Shows a growing attempt's video, unless it is published already or a newer attempt's is
+    /// shown; called by a store under the job's fence. Whether it is shown.
+    func show(_ attempt: AttemptOutput) async throws -> Bool
+    /// Puts the output in view; called by a store under the job's fence. An output already in
+    /// view (adopted) stays and this attempt's goes. Says where the video plays now.
+    func publish(_ attempt: AttemptOutput) async throws -> Publication
+    /// Whether ``publish(_:)`` is to put this attempt's own output in view (what
+    /// ``withdraw(_:)`` undoes): known before the store's transaction, which may fail after it.
+    func putsInView(_ attempt: AttemptOutput) -> Bool
+    /// Undoes a show or a publish the store knows it did not record: nothing stays in view
+    /// that the store does not name.
+    func withdraw(_ attempt: AttemptOutput) async throws
+    /// Removes what a published attempt left that the store then refused or fenced out.
+    func discard(_ attempt: AttemptOutput) async
+    /// Removes what attempt `token` of job `id` left, found by name: it ended unpublished, or was
+    /// killed and left no result saying where (the rescuer). A newer attempt's stays.
+    func discardLeftovers(id: String, token: Int64) async
+
+    /// Where the attempt's video plays while it grows, and what a store records for it
+    /// (``Publication/recorded``): a fleet's row names it before ``publish(_:)`` runs.
+    func place(_ attempt: AttemptOutput) -> Publication
+}
+
+/// Where a video plays once shown or published: what the stores record and every reader asks.
+public struct Publication: Sendable, Equatable {
+    /// Relative to the CDN root: the webhooks', `status`'s and the console's URLs.
+    public var place: PlaybackPlace
+    /// What the store records as the job's output: where its manifest's paths start (`CDN/<id>`,
+    /// or a bucket's version prefix `s3://…/<id>/t<token>`).
+    public var recorded: String
+
+    public init(place: PlaybackPlace, recorded: String) {
+        self.place = place
+        self.recorded = recorded
+    }
+}
+
+/// Chooses the target, once.
+public enum OutputTargets {
+    /// `cdn`: a directory or an `s3://` prefix (then `storage` reaches it); `growing`: videos
+    /// play while they are made (false: `--hold`); `pointer`: in a bucket, the object
+    /// `<id>/current.json` names the published version (the spool), else the store's row does
+    /// (the fleet).
+    public static func make(cdn: String, growing: Bool, storage: (any RemoteStorage)?, pointer: Bool) -> any OutputTarget {
+        if RemotePath.isRemote(cdn), let storage {
+            let held = HeldBucketTarget(root: cdn, storage: storage, pointer: pointer)
+            return growing ? GrowingBucketTarget(held: held) : held
+        }
+        let staged = StagedDirectoryTarget(root: cdn)
+        return growing ? GrowingDirectoryTarget(staged: staged) : staged
+    }
+}
