@@ -86,19 +86,20 @@ struct ReprocessCommand: AsyncParsableCommand {
         }
         var videos = ReprocessCatalog.scan(archive)
         if !only.isEmpty { videos = videos.filter { only.contains($0.id) } }
-        let target: ReprocessTarget
+        let root: String, bucket: (any RemoteStorage)?
         if S3Location.isURL(cdn) {
             if preset.codecLadders?.isEmpty == false {
                 throw Report.fail(ValidationError("--preset \(preset.name) adds codecs beside the published H.264 ladder, "
                     + "which only a directory CDN keeps today; a bucket CDN needs a preset without codecLadders"), json: json)
             }
-            let (prefix, bucket) = try storage.bucket(cdn, json: json)
-            target = .bucket(cdn: prefix, storage: bucket)
+            (root, bucket) = try storage.bucket(cdn, json: json)
         } else {
             // A configured root is never created: a missing mount would fill the root disk.
             try WorkerOptions.requireRoot("--cdn", URL(fileURLWithPath: cdn).standardizedFileURL.path)
-            target = .directory(VersionedPublisher(cdn: cdn, graceSeconds: grace))
+            (root, bucket) = (URL(fileURLWithPath: cdn).standardizedFileURL.path, nil)
         }
+        // Reprocess publishes through the worker's targets: a new version, switched to at once.
+        let target = OutputTargets.make(cdn: root, growing: false, storage: bucket, pointer: true, retiredGrace: grace)
         let runner = limits.runner(presetArgument: presetOption.resolvedArgument())
         let reprocessor = Reprocessor(target: target, preset: preset, runner: runner, jobs: jobs)
         let plan = await reprocessor.plan(videos)

@@ -126,4 +126,12 @@ public struct GrowingBucketTarget: OutputTarget {
     }
 
     public func place(_ attempt: AttemptOutput) -> Publication { held.place(attempt) }
+
+    public func publishedPreset(of id: String) async throws -> String? { try await held.publishedPreset(of: id) }
+
+    public func republish(_ id: String, presetHash: String, encode: VersionEncoder) async -> Republished {
+        await held.republish(id, presetHash: presetHash, encode: encode)
+    }
+
+    public func collectRetired(_ id: String) {}
 }

@@ -47,7 +47,7 @@ public struct GrowingDirectoryTarget: OutputTarget {
     public func show(_ attempt: AttemptOutput) async throws -> Bool { try version(attempt).show() }
 
     public func publish(_ attempt: AttemptOutput) async throws -> Publication {
-        if let staging = attempt.staging { try version(attempt).publish(staging: staging, adopted: attempt.adopted) }
+        if let staging = attempt.staging { _ = try version(attempt).publish(staging: staging, adopted: attempt.adopted) }
         return place(attempt)
     }
 
@@ -61,4 +61,12 @@ public struct GrowingDirectoryTarget: OutputTarget {
     public func discardLeftovers(id: String, token: Int64) async { await staged.discardLeftovers(id: id, token: token) }
 
     public func place(_ attempt: AttemptOutput) -> Publication { staged.place(attempt) }
+
+    public func publishedPreset(of id: String) async throws -> String? { try await staged.publishedPreset(of: id) }
+
+    public func republish(_ id: String, presetHash: String, encode: VersionEncoder) async -> Republished {
+        await staged.republish(id, presetHash: presetHash, encode: encode)
+    }
+
+    public func collectRetired(_ id: String) { staged.collectRetired(id) }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where attempts' outputs go, and the one place that knows where a video plays: chosen once
-/// from `--cdn` and `--hold` (``OutputTargets/make(cdn:growing:storage:pointer:)``), talked to
+/// from `--cdn` and `--hold` (``OutputTargets/make(cdn:growing:storage:pointer:retiredGrace:)``), talked to
 /// by the worker (what the job process writes, what is sent) and by the stores, inside their
 /// fence (show, publish, withdraw). The stores keep the fence and the record; the target keeps
 /// the bytes. One adapter per kind of output:
@@ -54,6 +54,30 @@ public protocol OutputTarget: Sendable {
     /// Where the attempt's video plays while it grows, and what a store records for it
     /// (``Publication/recorded``): a fleet's row names it before ``publish(_:)`` runs.
     func place(_ attempt: AttemptOutput) -> Publication
+
+    /// Reprocess: the preset hash of the version video `id` plays now; nil when it plays none.
+    func publishedPreset(of id: String) async throws -> String?
+    /// Reprocess: makes a version of published video `id` with the preset `presetHash`
+    /// (`encode` writes it, given the directory and, for a preset that adds codecs, the version
+    /// playing now) and puts it in view, unless another writer changed the video meanwhile.
+    /// Players holding the version it replaces keep playing it.
+    func republish(_ id: String, presetHash: String, encode: VersionEncoder) async -> Republished
+    /// Reprocess: removes the versions of `id` retired longer ago than the grace period.
+    func collectRetired(_ id: String)
+}
+
+/// Writes a video's new version into `directory`; `published`: the version playing now, which
+/// a preset adding codecs keeps and adds to (nil when there is none, or it keeps nothing).
+public typealias VersionEncoder = @Sendable (_ directory: String, _ published: String?) async -> JobOutcome
+
+/// How ``OutputTarget/republish(_:presetHash:encode:)`` ended.
+public enum Republished: Sendable, Equatable {
+    /// In view: `version` (a directory, or a bucket's version prefix) is what the video plays.
+    case published(version: String)
+    /// Nothing done: another writer published the same preset meanwhile.
+    case skipped(why: String, version: String)
+    case failed(String)
+    case interrupted
 }
 
 /// Where a video plays once shown or published: what the stores record and every reader asks.
@@ -75,13 +99,14 @@ public enum OutputTargets {
     /// `cdn`: a directory or an `s3://` prefix (then `storage` reaches it); `growing`: videos
     /// play while they are made (false: `--hold`); `pointer`: in a bucket, the object
     /// `<id>/current.json` names the published version (the spool), else the store's row does
-    /// (the fleet).
-    public static func make(cdn: String, growing: Bool, storage: (any RemoteStorage)?, pointer: Bool) -> any OutputTarget {
+    /// (the fleet); `retiredGrace`: how long a directory's version replaced by reprocess stays.
+    public static func make(cdn: String, growing: Bool, storage: (any RemoteStorage)?, pointer: Bool,
+                            retiredGrace: Double = 600) -> any OutputTarget {
         if RemotePath.isRemote(cdn), let storage {
             let held = HeldBucketTarget(root: cdn, storage: storage, pointer: pointer)
             return growing ? GrowingBucketTarget(held: held) : held
         }
-        let staged = StagedDirectoryTarget(root: cdn)
+        let staged = StagedDirectoryTarget(root: cdn, retiredGrace: retiredGrace)
         return growing ? GrowingDirectoryTarget(staged: staged) : staged
     }
 }

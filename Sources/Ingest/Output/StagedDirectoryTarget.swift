@@ -6,9 +6,17 @@ import Transcode
 /// place. A video plays at `<id>`.
 public struct StagedDirectoryTarget: OutputTarget {
     public let root: String
+    /// How long a version replaced by reprocess stays for players that hold it (seconds).
+    public let retiredGrace: Double
     public var growsInView: Bool { false }
 
-    public init(root: String) { self.root = root }
+    public init(root: String, retiredGrace: Double = 600) {
+        self.root = root
+        self.retiredGrace = retiredGrace
+    }
+
+    /// Reprocess's versions by preset, `CDN/<id>/v<hash>`.
+    var versions: DirectoryVersions { DirectoryVersions(cdn: root, graceSeconds: retiredGrace) }
 
     /// `CDN/<id>`.
     func directory(_ id: String) -> String { "\(root)/\(id)" }

@@ -39,25 +39,17 @@ public struct ReprocessProgress: Sendable {
     }
 }
 
-/// Where a reprocess run publishes.
-public enum ReprocessTarget: Sendable {
-    /// A CDN directory: `CDN/<id>/` switched to each new version by rename (``VersionedPublisher``).
-    case directory(VersionedPublisher)
-    /// A bucket prefix (`s3://bucket/prefix`): each video under a new version prefix, its
-    /// `<id>/current.json` switched to it only if still the one read (If-Match).
-    case bucket(cdn: String, storage: any RemoteStorage)
-}
-
 /// Re-encodes an archive with a preset, resumably: videos already published with the preset's
 /// hash are skipped, each video is published as a new version atomically, and one bad video
 /// does not stop the batch.
 public struct Reprocessor: Sendable {
-    public var target: ReprocessTarget
+    /// Where the videos are published (``OutputTarget/republish(_:presetHash:encode:)``).
+    public var target: any OutputTarget
     public var preset: Preset
     public var runner: JobRunner
     public var jobs: Int
 
-    public init(target: ReprocessTarget, preset: Preset, runner: JobRunner, jobs: Int) {
+    public init(target: any OutputTarget, preset: Preset, runner: JobRunner, jobs: Int) {
         self.target = target
         self.preset = preset
         self.runner = runner
@@ -70,11 +62,11 @@ public struct Reprocessor: Sendable {
         for video in videos {
             var item = ReprocessItem(id: video.id, source: video.source, holdsUpload: video.holdsUpload, action: .process, why: "not published yet")
             do {
-                switch try await currentPresetHash(video.id) {
+                switch try await target.publishedPreset(of: video.id) {
                 case preset.contentHash?: (item.action, item.why) = (.skip, "already published with preset \(preset.contentHash)")
                 case let other?:
                     item.why = "published with preset \(other)"
-                    if let ladders = preset.codecLadders, !ladders.isEmpty, case .directory = target {
+                    if let ladders = preset.codecLadders, !ladders.isEmpty, !RemotePath.isRemote(target.root) {
                         item.why += ": adds \(ladders.map(\.codec.rawValue).joined(separator: ", ")) beside its H.264 ladder, kept"
                     }
                 case nil: break
@@ -87,14 +79,6 @@ public struct Reprocessor: Sendable {
         return items
     }
 
-    /// The preset hash `id` is published with now, if any.
-    private func currentPresetHash(_ id: String) async throws -> String? {
-        switch target {
-        case .directory(let publisher): publisher.currentPresetHash(id)
-        case .bucket(let cdn, let storage): try await storage.pointer(of: "\(cdn)/\(id)")?.presetHash
-        }
-    }
-
     /// Runs the plan with `jobs` videos at a time; `progress` receives an update per video.
     public func run(_ plan: [ReprocessItem], stop: StopFlag, progress: AsyncStream<ReprocessProgress>.Continuation? = nil) async -> [ReprocessItem] {
         let started = ContinuousClock.now
@@ -102,7 +86,7 @@ public struct Reprocessor: Sendable {
         var done = 0, failed = 0
         for index in results.indices where results[index].action == .skip {
             results[index].result = .skipped
-            if case .directory(let publisher) = target { publisher.collectGarbage(results[index].id) }
+            target.collectRetired(results[index].id)
         }
         let pending = results.indices.filter { results[$0].action == .process }
         await withTaskGroup(of: (Int, ReprocessItem).self) { group in
@@ -110,12 +94,7 @@ public struct Reprocessor: Sendable {
             func launch() -> Bool {
                 guard !stop.value, let index = next.next() else { return false }
                 let item = results[index]
-                group.addTask {
-                    switch target {
-                    case .directory(let publisher): (index, await self.process(item, publisher: publisher, stop: stop))
-                    case .bucket(let cdn, let storage): (index, await self.process(item, cdn: cdn, storage: storage, stop: stop))
-                    }
-                }
+                group.addTask { (index, await self.process(item, stop: stop)) }
                 return true
             }
             for _ in 0..<jobs where !launch() { break }
@@ -133,48 +112,28 @@ public struct Reprocessor: Sendable {
         return results
     }
 
-    private func process(_ initial: ReprocessItem, publisher: VersionedPublisher, stop: StopFlag) async -> ReprocessItem {
+    /// Publishes one video's new version through the target.
+    private func process(_ initial: ReprocessItem, stop: StopFlag) async -> ReprocessItem {
         var item = initial
         let started = ContinuousClock.now
-        let version = VersionedPublisher.versionName(presetHash: preset.contentHash)
-        let root = publisher.directory(item.id)
-        publisher.removeStaging(item.id)
-        do {
-            // CDN/<id> only: the CDN root itself must exist (it is never created).
-            guard mkdir(root, 0o755) == 0 || errno == EEXIST else {
-                throw IngestError.cannotWrite(path: root, reason: String(cString: strerror(errno)))
+        let (runner, input) = (runner, item.input)
+        // A preset with other codecs keeps the H.264 ladder and sound published now, and adds to them.
+        let adds = preset.codecLadders?.isEmpty == false
+        let republished = await target.republish(item.id, presetHash: preset.contentHash) { directory, published in
+            // The job's own files (result, progress) go to a private directory no one else can plant names in.
+            guard let scratch = try? PrivateDirectory(prefix: "ingestd-reprocess-") else {
+                return .retryable(code: "no_scratch", message: "cannot make a private scratch directory")
             }
-            if !publisher.versionIsComplete(item.id, version: version) {
-                try? FileManager.default.removeItem(atPath: "\(root)/\(version)")
-                // The job's own files (result, progress) go to a private directory no one else can plant names in.
-                let scratch = try PrivateDirectory(prefix: "ingestd-reprocess-")
-                // A preset with other codecs keeps the H.264 ladder and sound published now, and adds to them.
-                let published = preset.codecLadders?.isEmpty == false ? publisher.currentVersion(item.id).map { "\(root)/\($0)" } : nil
-                let outcome = await runner.run(input: item.input, output: "\(root)/\(version)", jobDirectory: scratch.path,
-                                               publishedVersion: published) { stop.value }
-                publisher.removeStaging(item.id)
-                switch outcome {
-                case .published: break
-                case .rejected(let code, let message), .retryable(let code, let message):
-                    // A killed run's job may still have completed this same version in its last
-                    // instants; that output is as good as this run's.
-                    if publisher.versionIsComplete(item.id, version: version) { break }
-                    rmdir(root)  // a video never published leaves no trace in the CDN
-                    item.result = .failed
-                    item.error = "\(code): \(message)"
-                    item.seconds = (ContinuousClock.now - started).seconds
-                    return item
-                case .interrupted:
-                    item.result = .interrupted
-                    return item
-                }
-            }
-            try publisher.activate(item.id, version: version)
-            publisher.collectGarbage(item.id)
-            (item.result, item.version) = (.published, "\(root)/\(version)")
-        } catch {
-            item.result = .failed
-            item.error = "\(error)"
+            return await runner.run(input: input, output: directory, jobDirectory: scratch.path,
+                                    publishedVersion: adds ? published : nil) { stop.value }
+        }
+        switch republished {
+        case .published(let version): (item.result, item.version) = (.published, version)
+        case .skipped(let why, let version): (item.result, item.why, item.version) = (.skipped, why, version)
+        case .failed(let error): (item.result, item.error) = (.failed, error)
+        case .interrupted:
+            item.result = .interrupted
+            return item
         }
         item.seconds = (ContinuousClock.now - started).seconds
         return item

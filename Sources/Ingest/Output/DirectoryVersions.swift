@@ -1,32 +1,33 @@
 import Foundation
 import Transcode
 
-/// Publishes new versions of `CDN/<id>/` without breaking players that hold the old one.
+/// A directory CDN's versions by preset, for reprocess (``StagedDirectoryTarget``): new
+/// versions of `CDN/<id>/` published without breaking players that hold the old one.
 ///
 /// Each version lives in `CDN/<id>/v<presetHash>/`. `CDN/<id>/master.m3u8` and `manifest.json`
 /// point into the current version and are replaced by rename, so a new player gets the new
 /// version while one that loaded the old master keeps fetching the old files. Files no longer
 /// referenced are listed in `CDN/<id>/.retired.json` and deleted once the grace period is over.
-public struct VersionedPublisher: Sendable {
-    public let cdn: String
-    public let graceSeconds: Double
+struct DirectoryVersions: Sendable {
+    let cdn: String
+    let graceSeconds: Double
 
-    public init(cdn: String, graceSeconds: Double) {
+    init(cdn: String, graceSeconds: Double) {
         self.cdn = URL(fileURLWithPath: cdn).standardizedFileURL.path
         self.graceSeconds = graceSeconds
     }
 
-    public static func versionName(presetHash: String) -> String { "v\(presetHash)" }
+    static func versionName(presetHash: String) -> String { "v\(presetHash)" }
 
-    public func directory(_ id: String) -> String { "\(cdn)/\(id)" }
+    func directory(_ id: String) -> String { "\(cdn)/\(id)" }
 
     /// The preset hash `CDN/<id>/` is currently published with, if any.
-    public func currentPresetHash(_ id: String) -> String? {
+    func currentPresetHash(_ id: String) -> String? {
         JSONFile.read(ReadyManifest.self, from: "\(directory(id))/manifest.json")?.preset.hash
     }
 
     /// The version directory `CDN/<id>/` is published from now (`v<presetHash>`), if complete.
-    public func currentVersion(_ id: String) -> String? {
+    func currentVersion(_ id: String) -> String? {
         guard let hash = currentPresetHash(id), hash.allSatisfy({ $0.isHexDigit }) else { return nil }
         let version = Self.versionName(presetHash: hash)
         return versionIsComplete(id, version: version) ? version : nil
@@ -34,12 +35,12 @@ public struct VersionedPublisher: Sendable {
 
     /// True when the version directory is complete (a previous run published it but was
     /// interrupted before switching).
-    public func versionIsComplete(_ id: String, version: String) -> Bool {
+    func versionIsComplete(_ id: String, version: String) -> Bool {
         FileManager.default.fileExists(atPath: "\(directory(id))/\(version)/manifest.json")
     }
 
     /// Removes staging left by killed job processes for `id`.
-    public func removeStaging(_ id: String) {
+    func removeStaging(_ id: String) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory(id))) ?? []
         for name in names where name.hasPrefix(".") && name.contains(".staging-") {
             try? FileManager.default.removeItem(atPath: "\(directory(id))/\(name)")
@@ -48,7 +49,7 @@ public struct VersionedPublisher: Sendable {
 
     /// Makes `version` current: rewrites master.m3u8 and manifest.json to point into it (each by
     /// rename; the manifest last, since it records the preset hash), then retires the rest.
-    public func activate(_ id: String, version: String) throws {
+    func activate(_ id: String, version: String) throws {
         let root = directory(id)
         try VersionPointer.point(root, version: version)
         try retireEverything(in: root, except: [version, "master.m3u8", "manifest.json"])
@@ -72,7 +73,7 @@ public struct VersionedPublisher: Sendable {
 
     /// Deletes retired entries whose grace period is over; returns how many were removed.
     @discardableResult
-    public func collectGarbage(_ id: String, now: Date = Date()) -> Int {
+    func collectGarbage(_ id: String, now: Date = Date()) -> Int {
         let root = directory(id)
         let ledger = "\(root)/.retired.json"
         guard var retired = JSONFile.read(Retired.self, from: ledger) else { return 0 }
