@@ -119,6 +119,7 @@ let package = Package(
         .testTarget(name: "IngestdTests", dependencies: [
             "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads", "Console",
             .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),
     ],
     swiftLanguageModes: [.v6]

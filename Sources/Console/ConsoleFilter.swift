@@ -1,30 +1,9 @@
 import Foundation
 import Ingest
 
-/// `application/x-www-form-urlencoded` fields (a form's body, or a URL's query), in order, a
-/// name possibly repeated (`id=a&id=b`).
-struct FormFields: Sendable {
-    let pairs: [(name: String, value: String)]
-
-    init(_ encoded: String) {
-        func decoded(_ text: Substring) -> String {
-            String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-        }
-        pairs = encoded.split(separator: "&").map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (decoded(parts[0]), parts.count > 1 ? decoded(parts[1]) : "")
-        }
-    }
-
-    /// The first non-empty value of `name`.
-    subscript(_ name: String) -> String? { pairs.first { $0.name == name && !$0.value.isEmpty }?.value }
-
-    func all(_ name: String) -> [String] { pairs.filter { $0.name == name && !$0.value.isEmpty }.map(\.value) }
-}
-
 /// The list's filter as the URL keeps it: `state`, `q`, `host`, `code`, `attempts`, `since`
 /// (`1h`, `1d`, `7d`) and `after` (the keyset cursor).
-struct ConsoleFilter: Sendable, Equatable {
+struct ConsoleFilter: Sendable, Equatable, Decodable {
     var state: JobSnapshot.State?
     var text: String?
     var host: String?
@@ -37,14 +16,17 @@ struct ConsoleFilter: Sendable, Equatable {
         ("", "any time", 0), ("1h", "1 hour", 3_600), ("1d", "1 day", 86_400), ("7d", "7 days", 7 * 86_400),
     ]
 
-    init(_ fields: FormFields) {
-        state = fields["state"].flatMap(JobSnapshot.State.init(rawValue:))
-        text = fields["q"].map { String($0.prefix(200)) }
-        host = fields["host"].map { String($0.prefix(200)) }
-        code = fields["code"].map { String($0.prefix(100)) }
-        minAttempts = fields["attempts"].flatMap { Int($0) }.map { max(0, min($0, 1_000)) }
-        since = fields["since"].flatMap { value in Self.sinceChoices.contains { $0.value == value } ? value : nil }
-        after = fields["after"].flatMap(JobCursor.init)
+    enum CodingKeys: String, CodingKey { case state, q, host, code, attempts, since, after }
+
+    init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        state = try fields.text(.state).flatMap(JobSnapshot.State.init(rawValue:))
+        text = try fields.text(.q).map { String($0.prefix(200)) }
+        host = try fields.text(.host).map { String($0.prefix(200)) }
+        code = try fields.text(.code).map { String($0.prefix(100)) }
+        minAttempts = try fields.text(.attempts).flatMap { Int($0) }.map { max(0, min($0, 1_000)) }
+        since = try fields.text(.since).flatMap { value in Self.sinceChoices.contains { $0.value == value } ? value : nil }
+        after = try fields.text(.after).flatMap(JobCursor.init)
     }
 
     func query(limit: Int, now: Date = Date()) -> JobQuery {
@@ -75,4 +57,18 @@ struct ConsoleFilter: Sendable, Equatable {
 
     /// The SSE view name of this page: `tab:<state>` for a tab, `list` otherwise.
     var view: String { isTab ? "tab:\(state?.rawValue ?? "")" : "list" }
+
+    /// The ids of the jobs this filter matches from its first page on, at most `cap`.
+    func ids(in store: any JobBrowser, cap: Int) async throws -> [String] {
+        var query = self.query(limit: 1_000)
+        query.after = nil
+        var ids: [String] = []
+        while ids.count < cap {
+            let page = try await store.jobs(query)
+            ids += page.rows.map(\.id)
+            guard let next = page.next else { break }
+            query.after = next
+        }
+        return Array(ids.prefix(cap))
+    }
 }

@@ -62,12 +62,12 @@ public actor ConsoleSnapshot: Service {
             // Woken or not, at least `minimumGap` apart and at most `interval`.
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { [wakeups] in for await _ in wakeups { return } }
-                group.addTask { [interval] in try? await Task.sleep(for: interval) }
+                group.addTask { [interval] in try? await SteadyTimer.sleep(for: interval) }
                 await group.next()
                 group.cancelAll()
             }
             let gap = minimumGap - (ContinuousClock.now - started)
-            if gap > .zero { try? await Task.sleep(for: gap) }
+            if gap > .zero { try? await SteadyTimer.sleep(for: gap) }
         }
     }
 
@@ -96,6 +96,16 @@ public actor ConsoleSnapshot: Service {
     public func latest() async -> Shared? {
         if current == nil { await refresh() }
         return current
+    }
+
+    /// The latest read, or an error saying there is none (the store never answered).
+    func shared() async throws -> Shared {
+        guard let shared = await latest() else { throw StoreSilent() }
+        return shared
+    }
+
+    struct StoreSilent: Error, CustomStringConvertible {
+        var description: String { "no snapshot could be read yet" }
     }
 
     /// Every refresh from now on, the latest first, until the console stops.
