@@ -18,9 +18,9 @@ enum ConsoleAssets {
             document.getElementById("taken").textContent = s.taken;
             const live = document.getElementById("live");
             if (typeof s.html === "string" && live) {
-              const ticked = new Set([...live.querySelectorAll("input[name=id]:checked")].map((box) => box.value));
+              const ticked = new Set([...live.querySelectorAll("input[name='id[]']:checked")].map((box) => box.value));
               live.innerHTML = s.html;
-              live.querySelectorAll("input[name=id]").forEach((box) => { box.checked = ticked.has(box.value); });
+              live.querySelectorAll("input[name='id[]']").forEach((box) => { box.checked = ticked.has(box.value); });
             } else if (s.version > loaded) {
               document.getElementById("stale").hidden = false;
             }

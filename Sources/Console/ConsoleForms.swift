@@ -1,24 +1,16 @@
 import Hummingbird
 
-/// Forms and queries through Hummingbird's `URLEncodedFormDecoder`, with what the console's
-/// forms need besides: a name HTML repeats (`id=a&id=b`, from checkboxes) read as a list (the
-/// decoder reads a repeat only as `id[]=…`), and a form it cannot read refused with a `400`.
+/// Forms and queries through Hummingbird's `URLEncodedFormDecoder` (a list is `id[]=a&id[]=b`),
+/// a form it cannot read refused with a `400`.
 struct ConsoleFormDecoder: RequestDecoder {
-    /// The names a form may repeat.
-    static let repeatable: Set<Substring> = ["id"]
-
     func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         try Self.decode(type, from: String(buffer: try await request.body.collect(upTo: context.maxUploadSize)))
     }
 
     /// `encoded` (a body, or a URL's query) as a `T`.
     static func decode<T: Decodable>(_ type: T.Type, from encoded: String) throws(ConsoleProblem) -> T {
-        let listed = encoded.split(separator: "&", omittingEmptySubsequences: false).map { pair -> Substring in
-            guard let equals = pair.firstIndex(of: "="), repeatable.contains(pair[..<equals]) else { return pair }
-            return pair[..<equals] + "[]" + pair[equals...]
-        }
         do {
-            return try URLEncodedFormDecoder().decode(type, from: listed.joined(separator: "&"))
+            return try URLEncodedFormDecoder().decode(type, from: encoded)
         } catch {
             throw ConsoleProblem(.badRequest, "the form could not be read: \(error)")
         }
@@ -75,7 +67,7 @@ struct LoginForm: Decodable {
     }
 }
 
-/// `POST /console/jobs/retry`: `id` (repeated) and `rejected=1`, or `action=all` with the
+/// `POST /console/jobs/retry`: `id[]` (one per job; a single `id` too) and `rejected=1`, or `action=all` with the
 /// list's filter and `confirm=N`; `back`: the page to return to.
 struct RetryForm: Decodable {
     var ids: [String]
@@ -90,7 +82,8 @@ struct RetryForm: Decodable {
     init(from decoder: any Decoder) throws {
         filter = try ConsoleFilter(from: decoder)
         let fields = try decoder.container(keyedBy: CodingKeys.self)
-        ids = try (fields.decodeIfPresent([String].self, forKey: .id) ?? []).filter { !$0.isEmpty }
+        let listed = try? fields.decodeIfPresent([String].self, forKey: .id)
+        ids = try (listed ?? fields.decodeIfPresent(String.self, forKey: .id).map { [$0] } ?? []).filter { !$0.isEmpty }
         rejected = try fields.text(.rejected) == "1"
         confirm = try fields.text(.confirm)
         all = try fields.text(.action) == "all" || (ids.isEmpty && confirm != nil)

@@ -57,7 +57,7 @@ enum ConsoleTemplates {
         """
 
     static let rows = """
-        {{#rows}}<tr data-id="{{id}}" class="state-{{state}}"><td>{{#retryable}}<input type="checkbox" name="id" value="{{id}}" aria-label="select {{id}}">{{/retryable}}</td>
+        {{#rows}}<tr data-id="{{id}}" class="state-{{state}}"><td>{{#retryable}}<input type="checkbox" name="id[]" value="{{id}}" aria-label="select {{id}}">{{/retryable}}</td>
         <td><a href="/console/jobs/{{id}}">{{id}}</a></td><td class="state">{{state}}{{#playable}} · playable{{/playable}}{{#progress}} · {{progress}}{{/progress}}</td>
         <td class="input">{{input}}</td><td>{{host}}</td><td>{{attempts}}</td><td>{{code}}</td>
         <td><time datetime="{{createdISO}}">{{created}}</time></td><td><time datetime="{{changedISO}}">{{changed}}</time></td></tr>

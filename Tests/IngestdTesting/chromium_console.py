@@ -108,7 +108,7 @@ def main():
         out["state_before"] = wait_for(cdp, s, f"{row} && {row}.textContent.trim()", timeout)
         out["rows"] = json.loads(js(cdp, s, ROWS) or "[]")
         out["shot_list"] = screenshot(cdp, s, os.path.join(shots, "console-jobs.png"))
-        js(cdp, s, f"document.querySelector('input[name=id][value=\"{job}\"]').checked = true")
+        js(cdp, s, f"document.querySelector('input[name=\"id[]\"][value=\"{job}\"]').checked = true")
         out["after_retry"] = loaded(cdp, s, "document.querySelector('button[value=selected]').click()", timeout)
         out["notice"] = js(cdp, s, "(document.querySelector('.notice') || {}).textContent")
         js(cdp, s, "window.__kept = 42")
@@ -150,7 +150,7 @@ def main():
         r = open_tab(cdp)
         out["read_login"] = login(cdp, r, base, read, timeout)
         loaded(cdp, r, base + "/console/jobs?state=failed", timeout)
-        out["read_controls"] = js(cdp, r, "document.querySelectorAll('input[name=id], button[name=action]').length")
+        out["read_controls"] = js(cdp, r, "document.querySelectorAll('input[name=\"id[]\"], input[name=id], button[name=action]').length")
         out["read_rows"] = json.loads(js(cdp, r, ROWS) or "[]")
         out["read_post_status"] = js(cdp, r, "fetch('/console/jobs/retry', {method: 'POST', headers: {'Content-Type': "
                                              f"'application/x-www-form-urlencoded'}}, body: 'id={cross}'}}).then(r => r.status)", True)

@@ -77,10 +77,10 @@ import Transcode
             let cookie = login.headers[.setCookie] ?? ""
             let attributes = Set(cookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) })
             #expect(attributes == ["ingestd_console=\(Self.operateToken)", "Path=/console", "HttpOnly", "SameSite=Strict", "Max-Age=43200"], "\(cookie)")
-            // Two boxes ticked (`id` repeated): neither job is failed, both skipped.
+            // Two boxes ticked (`id[]` repeated): neither job is failed, both skipped.
             let retry = try await client.execute(uri: "/console/jobs/retry", method: .post,
                                                  headers: Self.form + [.cookie: "ingestd_console=\(Self.operateToken)", .accept: "application/json"],
-                                                 body: ByteBuffer(string: "id=job-b&id=job-a&id=&rejected=1"))
+                                                 body: ByteBuffer(string: "id[]=job-b&id[]=job-a&id[]=&rejected=1"))
             let answer = try JSONSerialization.jsonObject(with: Data(String(buffer: retry.body).utf8)) as? [String: [String]]
             #expect(retry.status == .ok && answer == ["retried": [], "skipped": ["job-a", "job-b"]], "\(String(buffer: retry.body))")
             let garbled = try await client.execute(uri: "/console/jobs/retry", method: .post, headers: Self.form + [.authorization: "Bearer \(Self.operateToken)"],
