@@ -64,3 +64,14 @@ public final class WebhookReceiver {
         }
     }
 }
+
+extension WebhookReceiver.Delivery {
+    /// Every CDN-relative path the event names where the video plays: `upload.playable`'s
+    /// master; `upload.published`'s master, MP4, renditions' playlists and posters.
+    public var playedPaths: [String] {
+        var paths = [data["master"], data["mp4"]].compactMap { $0 as? String }
+        paths += ((data["renditions"] as? [[String: Any]]) ?? []).compactMap { $0["playlist"] as? String }
+        paths += ((data["posters"] as? [[String: Any]]) ?? []).compactMap { $0["path"] as? String }
+        return paths
+    }
+}

@@ -114,6 +114,23 @@ struct BucketFleetTests {
                 "an s3:// upload's own id, read from the fetched copy: \(rejected.data)")
         let status = try Tool.run(Paths.binary, ["status", "--database", database.url, "--json"])
         #expect(ids.allSatisfy { status.stdout.contains("s3://media/cdn/\($0)/t") }, "status names each output: \(status.stdout)")
+        try Daemon.wait(timeout: 60, "the published webhooks") {
+            Set(receiver.deliveries.filter { $0.type == "upload.published" && $0.status == 204 }.compactMap { $0.data["id"] as? String }) == Set(ids)
+        }
+        for id in ids {
+            // Where it plays, as the webhooks and `status --job --json` say: every path answers 200 to anyone.
+            var paths = receiver.deliveries.filter { $0.data["id"] as? String == id }.flatMap(\.playedPaths)
+            let job = try #require(try JSONSerialization.jsonObject(with: Data(try Tool.run(Paths.binary,
+                ["status", "--database", database.url, "--job", id, "--json"]).stdout.utf8)) as? [String: Any])
+            let output = try #require(job["output"] as? String, "\(job)")
+            let manifest = try #require(job["manifest"] as? [String: Any], "\(job)")
+            paths += [manifest["master"], manifest["mp4"]].compactMap { $0 as? String }.map { "\(output.dropFirst("s3://media/cdn/".count))/\($0)" }
+            #expect(paths.count >= 8, "\(paths)")
+            for path in paths {
+                let got = try Tool.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "\(s3.endpoint)/media/cdn/\(path)"])
+                #expect(got.stdout == "200", "\(id): \(path): \(got.stdout)")
+            }
+        }
         _ = worker
     }
 

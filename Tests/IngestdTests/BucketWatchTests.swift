@@ -67,13 +67,10 @@ struct BucketWatchTests {
                 || !daemon.process.isRunning
         }
         let id = try #require(Daemon.entries("\(spool)/archive").first, "\(daemon.output)")
-        let playable = try #require(receiver.deliveries.first { $0.type == "upload.playable" }).data
-        let published = try #require(receiver.deliveries.first { $0.type == "upload.published" }).data
-        var paths = [try #require(playable["master"] as? String), try #require(published["master"] as? String),
-                     try #require(published["mp4"] as? String)]
-        paths += ((published["renditions"] as? [[String: Any]]) ?? []).compactMap { $0["playlist"] as? String }
-        paths += ((published["posters"] as? [[String: Any]]) ?? []).compactMap { $0["path"] as? String }
-        #expect(paths.count >= 6, "\(published)")
+        let playable = try #require(receiver.deliveries.first { $0.type == "upload.playable" })
+        let published = try #require(receiver.deliveries.first { $0.type == "upload.published" })
+        var paths = playable.playedPaths + published.playedPaths
+        #expect(playable.playedPaths.count == 1 && published.playedPaths.count >= 6, "\(published.data)")
 
         let status = try Tool.run(Paths.binary, ["status", "--spool", spool, "--job", id, "--json"])
         let job = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status.stdout)")

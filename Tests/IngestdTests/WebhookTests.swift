@@ -104,6 +104,19 @@ import Testing
         let previewPath = preview["path"] as? String ?? "-"
         #expect(previewPath.hasPrefix("\(job)/") && previewPath.hasSuffix("/preview.webp") && FileManager.default.fileExists(atPath: "\(setup.cdn)/\(previewPath)"))
         #expect((preview["bytes"] as? Int ?? 0) > 0 && (preview["width"] as? Int ?? 0) > 0)
+        // Every path the webhooks and `status --job --json` name, over HTTP as docs/OUTPUT.md serves a directory CDN.
+        let nginx = try NginxCDN(root: setup.cdn, directory: "\(setup.base)/nginx")
+        var paths = playable.playedPaths + (byType["upload.published"] ?? []).flatMap(\.playedPaths) + [previewPath]
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(try Tool.run(Paths.binary,
+            ["status", "--spool", setup.spool, "--job", job, "--json"]).stdout.utf8)) as? [String: Any])
+        let output = try #require(shown["output"] as? String, "\(shown)")
+        let listed = try #require(shown["manifest"] as? [String: Any], "\(shown)")
+        paths += [listed["master"], listed["mp4"]].compactMap { $0 as? String }.map { "\((output as NSString).lastPathComponent)/\($0)" }
+        #expect(paths.count >= 9, "\(paths)")
+        for path in paths {
+            let got = try Tool.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", nginx.baseURL + path])
+            #expect(got.stdout == "200", "\(path): \(got.stdout)")
+        }
         let refusals = byType["upload.rejected"] ?? []
         let codes = Dictionary(uniqueKeysWithValues: refusals.map { ($0.data["uploadId"] as? String ?? "(file)", ($0.data["reason"] as? [String: Any])?["code"] as? String) })
         #expect(codes == ["(file)": "corrupt_input", "app-upload-77": "bad_upload"], "\(codes)")
