@@ -103,6 +103,18 @@ public final class ConsoleProcess {
         }
         return answer
     }
+
+    /// Logs in with the read token, opens `job`'s page and plays its player (`chromium_console.py
+    /// --play`): `player` (currentTime, videoHeight, src, error; nil when the page has none), `page_errors`.
+    public func play(job: String, timeout: Int) throws -> [String: Any] {
+        let script = "\(Paths.root)/Tests/IngestdTesting/chromium_console.py"
+        let result = try Tool.run("python3", [script, "--play", base, readToken, job, "\(timeout)"],
+                                  environment: Chromium.binary.map { ["CHROMIUM": $0] } ?? [:])
+        guard result.status == 0, let answer = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+            throw Tool.ProbeFailure(message: "chromium_console.py --play: \(result.status) \(result.stdout) \(result.stderr)")
+        }
+        return answer
+    }
 }
 
 /// A directory served over HTTP on a free loopback port with the HLS MIME types

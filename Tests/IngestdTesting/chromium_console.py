@@ -96,7 +96,36 @@ def login(cdp, session, base, token, timeout):
 ROWS = "JSON.stringify([...document.querySelectorAll('#live tr[data-id]')].map(tr => [tr.dataset.id, tr.querySelector('.state').textContent.trim()]))"
 
 
+PLAYER = ("(v => JSON.stringify({currentTime: v.currentTime, videoHeight: v.videoHeight, src: v.currentSrc, "
+          "error: v.error && v.error.message}))(document.getElementById('player'))")
+
+
+def play(cdp, session, timeout):
+    """Plays the job page's player until 1 s or an error; what it reached."""
+    if not js(cdp, session, "!!document.getElementById('player')"):
+        return None
+    js(cdp, session, "document.getElementById('player').play()")
+    wait_for(cdp, session, "(v => v.currentTime >= 1 || v.error)(document.getElementById('player'))", timeout)
+    return json.loads(js(cdp, session, PLAYER))
+
+
+def play_only(base, token, job, timeout):
+    """`--play BASE TOKEN JOB TIMEOUT`: logs in, opens JOB's page and plays its player."""
+    cdp = hls_play.CDP(hls_play.find_chromium())
+    try:
+        s = open_tab(cdp)
+        out = {"login": login(cdp, s, base, token, timeout), "detail": loaded(cdp, s, f"{base}/console/jobs/{job}", timeout)}
+        out["player"] = play(cdp, s, timeout)
+        out["page_errors"] = [e["params"]["exceptionDetails"].get("text") for e in cdp.drain()
+                              if e.get("method") == "Runtime.exceptionThrown"]
+    finally:
+        cdp.close()
+    print(json.dumps(out))
+
+
 def main():
+    if sys.argv[1] == "--play":
+        return play_only(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
     base, operate, read, job, cross, timeout, shots = sys.argv[1:8]
     timeout = float(timeout)
     out = {}
@@ -128,11 +157,9 @@ def main():
         out["shot_overview"] = screenshot(cdp, s, os.path.join(shots, "console-overview.png"))
         out["detail"] = loaded(cdp, s, f"{base}/console/jobs/{job}", timeout)
         out["detail_text"] = js(cdp, s, "document.querySelector('main').innerText")
-        if js(cdp, s, "!!document.getElementById('player')"):
-            js(cdp, s, "document.getElementById('player').play()")
-            wait_for(cdp, s, "(v => v.currentTime >= 1 || v.error)(document.getElementById('player'))", timeout)
-            out["player"] = json.loads(js(cdp, s, "(v => JSON.stringify({currentTime: v.currentTime, videoHeight: v.videoHeight, "
-                                                  "error: v.error && v.error.message}))(document.getElementById('player'))"))
+        player = play(cdp, s, timeout)
+        if player is not None:
+            out["player"] = player
 
         page = ("<form method=post action='" + base + "/console/jobs/retry'><input name=id value='" + cross + "'></form>"
                 "<script>document.forms[0].submit()</script>")
