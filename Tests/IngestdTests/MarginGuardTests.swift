@@ -27,14 +27,14 @@ import Testing
         let metrics = WorkerMetrics()
         let margins = MarginGuard(policy: .init(pauseBelow: 4, resumeAbove: 8), metrics: metrics)
         let shown = try Sleeper(), waiting = try Sleeper(), later = try Sleeper()
-        let a = margins.register(pid: shown.pid), b = margins.register(pid: waiting.pid)
+        let a = margins.register(pid: shown.pid, shows: true), b = margins.register(pid: waiting.pid, shows: true)
         #expect(margins.evaluate() && margins.admits, "nothing shown: nothing waits")
 
         margins.listed(a, .init(seconds: 2, ended: false))  // shown with 2 s listed: short
         #expect(!margins.evaluate() && !margins.admits, "a short margin admits no claim")
         try Daemon.wait(timeout: 10, "the job not yet shown stopped") { waiting.state == "T" }
         #expect(shown.state != "T", "a shown video's process is never stopped")
-        let c = margins.register(pid: later.pid)  // spawned while short: stopped at once
+        let c = margins.register(pid: later.pid, shows: true)  // spawned while short: stopped at once
         try Daemon.wait(timeout: 10, "a job spawned while short stopped") { later.state == "T" }
 
         margins.listed(a, .init(seconds: 6, ended: false))  // between the bounds: still held
@@ -70,13 +70,38 @@ import Testing
         #expect(metrics.registry.emitToString().contains("ingestd_shown_margin_seconds nan"), "none grows in view")
     }
 
+    /// With no video growing in view, the videos not yet shown still take turns, the one claimed
+    /// first alone, for at most a turn; a job whose video cannot show (`--hold`) never waits its turn.
+    @Test func theVideosNotYetShownTakeTurnsForAtMostATurn() throws {
+        let margins = MarginGuard(policy: .init(pauseBelow: 4, resumeAbove: 8, turn: 30))
+        let first = try Sleeper(), second = try Sleeper(), held = try Sleeper()
+        let a = margins.register(pid: first.pid, shows: true)
+        _ = margins.register(pid: second.pid, shows: true)
+        _ = margins.register(pid: held.pid, shows: false)
+        #expect(margins.evaluate() && margins.claims(free: 2) == 2, "none grows in view: claims go on")
+        try Daemon.wait(timeout: 10, "the second waits for the first's turn") { second.state == "T" }
+        #expect(first.state != "T" && held.state != "T")
+        margins.listed(a, .init(seconds: 30, ended: true))  // the first shows whole: the second's turn
+        margins.evaluate()
+        try Daemon.wait(timeout: 10, "the second's turn") { second.state != "T" }
+        let third = try Sleeper()
+        _ = margins.register(pid: third.pid, shows: true)
+        try Daemon.wait(timeout: 10, "the third waits for the second's turn") { third.state == "T" }
+        // The second opens no gate within its turn: the third runs too, not held up for long.
+        #expect(margins.evaluate(at: .now + .seconds(29)))
+        #expect(third.state == "T", "within the turn")
+        margins.evaluate(at: .now + .seconds(31))
+        try Daemon.wait(timeout: 10, "the turn is over") { third.state != "T" }
+        #expect(held.state != "T", "a job whose video cannot show never waits its turn")
+    }
+
     /// A video whose gate opened is shown only while every shown, growing one is at least twice
     /// the margin ahead (or once it is whole): two shown while one catches up would both fall
     /// behind.
     @Test func aVideoIsShownOnlyWhileTheShownOnesAreAheadEnough() throws {
         let margins = MarginGuard(policy: .init(pauseBelow: 4, resumeAbove: 8))
         let shown = try Sleeper(), next = try Sleeper()
-        let a = margins.register(pid: shown.pid), b = margins.register(pid: next.pid)
+        let a = margins.register(pid: shown.pid, shows: true), b = margins.register(pid: next.pid, shows: true)
         #expect(margins.mayShow(a) && margins.mayShow(b), "none shown yet")
         margins.listed(a, .init(seconds: 6, ended: false))
         #expect(!margins.mayShow(b), "the shown one is 6 s ahead: under 8")
@@ -85,7 +110,7 @@ import Testing
         margins.listed(a, .init(seconds: 2, ended: true))
         #expect(margins.mayShow(b), "whole: it needs no more CPU")
         let off = MarginGuard(policy: .init(pauseBelow: 0, resumeAbove: 0))
-        let c = off.register(pid: shown.pid), d = off.register(pid: next.pid)
+        let c = off.register(pid: shown.pid, shows: true), d = off.register(pid: next.pid, shows: true)
         off.listed(c, .init(seconds: 0, ended: false))
         #expect(off.mayShow(d), "--margin 0: shown at once")
         off.release(c)
@@ -97,8 +122,8 @@ import Testing
         let metrics = WorkerMetrics()
         let margins = MarginGuard(policy: .init(pauseBelow: 0, resumeAbove: 0), metrics: metrics)
         let shown = try Sleeper(), other = try Sleeper()
-        let a = margins.register(pid: shown.pid)
-        _ = margins.register(pid: other.pid)
+        let a = margins.register(pid: shown.pid, shows: true)
+        _ = margins.register(pid: other.pid, shows: true)
         margins.listed(a, .init(seconds: 0, ended: false))
         Thread.sleep(forTimeInterval: 0.05)
         #expect(margins.evaluate() && margins.claims(free: 2) == 2)
@@ -113,7 +138,7 @@ import Testing
     @Test func aJobThatWaitsForAShownVideoIsNotChargedForItsWait() async throws {
         let margins = MarginGuard()
         let shown = try Sleeper()
-        let holder = margins.register(pid: shown.pid)
+        let holder = margins.register(pid: shown.pid, shows: true)
         margins.listed(holder, .init(seconds: 0, ended: false))
         var runner = JobRunner(executable: Paths.binary, presetArgument: Paths.root + "/Presets/default.json", timeoutSeconds: 40,
                                limits: ChildLimits(memoryMB: 8192, cpuSeconds: 480))

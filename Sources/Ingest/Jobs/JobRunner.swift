@@ -71,7 +71,7 @@ public struct JobRunner: Sendable {
         } catch {
             return .retryable(code: "internal", message: "\(error)")
         }
-        let slot = margins?.register(pid: process.processIdentifier)
+        let slot = margins?.register(pid: process.processIdentifier, shows: playable != nil)
         let ending = await wait(for: process, stop: stop, slot: slot, playable: playable.map { playable in { shown in
             guard let reported = JSONFile.read(JobPlayable.self, from: playablePath) else { return false }
             // Shown once every shown video is ahead enough to share the CPU (or it is whole).

@@ -7,9 +7,11 @@ import Synchronization
 /// (one who started at the show) could have played: ``Margin``. While any shown, growing
 /// video's margin is under ``Policy/pauseBelow``, the job processes of videos not yet shown are
 /// paused (`SIGSTOP`), and no job is claimed; once every margin is back over
-/// ``Policy/resumeAbove`` they go on (`SIGCONT`). While a video grows in view, the videos not yet
-/// shown take turns: the one claimed first runs, the others wait, and no other is claimed, so
-/// the CPU the shown ones leave makes one video playable soon rather than all of them late. A
+/// ``Policy/resumeAbove`` they go on (`SIGCONT`). The videos not yet shown take turns: the one
+/// claimed first runs, the others wait, so the CPU the shown ones leave makes one video playable
+/// soon rather than all of them late. While a video grows in view that lasts until it shows, and
+/// no other is claimed; otherwise a turn lasts at most ``Policy/turn`` (a video slow to open its
+/// gate does not hold the others for long), then they all run. A
 /// shown video far enough ahead (over ``Policy/yieldAbove``) yields to that one, stopped until
 /// its margin is back to ``Policy/resumeAbove``: the earliest deadline runs first. A video whose
 /// gate opened is shown only while every shown one is that far ahead (``mayShow(_:)``). A policy
@@ -28,19 +30,26 @@ public final class MarginGuard: Sendable {
         public var resumeAbove: Double
         /// Over this margin, a shown video yields to the one waiting to be shown.
         public var yieldAbove: Double
+        /// While no video grows in view, how long the one claimed first runs alone (seconds).
+        public var turn: Double
 
-        public init(pauseBelow: Double = 4, resumeAbove: Double = 8, yieldAbove: Double = 12) {
+        public init(pauseBelow: Double = 4, resumeAbove: Double = 8, yieldAbove: Double = 12, turn: Double = 30) {
             self.pauseBelow = pauseBelow
             self.resumeAbove = resumeAbove
             self.yieldAbove = yieldAbove
+            self.turn = turn
         }
     }
 
-    /// One job process under the guard (``register(pid:)``).
+    /// One job process under the guard (``register(pid:shows:)``).
     public struct Slot: Hashable, Sendable { let id: Int }
 
     fileprivate struct Entry {
         var pid: Int32
+        /// Its video may show while it grows (not `--hold`): it takes turns with the others.
+        var shows: Bool
+        /// Since when it runs as the first of the videos not yet shown.
+        var turnSince: ContinuousClock.Instant?
         var margin: Margin?
         var pausedSince: ContinuousClock.Instant?
         var pausedTotal = Duration.zero
@@ -64,11 +73,12 @@ public final class MarginGuard: Sendable {
         self.metrics = metrics
     }
 
-    /// Starts guarding a job process just spawned (not shown yet: it waits while a margin is short).
-    public func register(pid: Int32) -> Slot {
+    /// Starts guarding a job process just spawned (not shown yet: it waits while a margin is
+    /// short). `shows`: its video may show while it grows, so it takes turns with the others.
+    public func register(pid: Int32, shows: Bool) -> Slot {
         let slot = state.withLock { state in
             defer { state.next += 1 }
-            state.entries[state.next] = Entry(pid: pid)
+            state.entries[state.next] = Entry(pid: pid, shows: shows)
             return Slot(id: state.next)
         }
         evaluate()
@@ -148,11 +158,10 @@ public final class MarginGuard: Sendable {
         }
     }
 
-    /// Looks at every shown video's margin now, and stops or continues the others to match.
+    /// Looks at every shown video's margin `now`, and stops or continues the others to match.
     /// Returns whether claims are admitted.
     @discardableResult
-    public func evaluate() -> Bool {
-        let now = ContinuousClock.now
+    public func evaluate(at now: ContinuousClock.Instant = .now) -> Bool {
         let (smallest, shortNow, admits) = state.withLock { state in
             var shortNow = 0
             var smallest: Double?
@@ -168,15 +177,17 @@ public final class MarginGuard: Sendable {
             if enabled, let smallest, smallest < policy.pauseBelow { state.holding = true }
             if !enabled || (smallest ?? .infinity) >= policy.resumeAbove { state.holding = false }
             let growing = smallest != nil
-            let unshown = state.entries.filter { $0.value.margin == nil }.keys
+            let unshown = state.entries.filter { $0.value.margin == nil && $0.value.shows }.keys
             let first = unshown.min()  // the one claimed first
+            if let first, state.entries[first]!.turnSince == nil { state.entries[first]!.turnSince = now }
+            let turnLasts = first.map { growing || now - state.entries[$0]!.turnSince! < .seconds(policy.turn) } ?? false
             let oneRuns = !state.holding && first != nil  // a video waiting to be shown runs
             for (id, entry) in state.entries {
                 let waits: Bool
                 if let margin = entry.margin?.seconds(at: now) {  // shown: yields while far ahead
                     waits = oneRuns && margin.isFinite && margin > (entry.pausedSince == nil ? policy.yieldAbove : policy.resumeAbove)
                 } else {
-                    waits = state.holding || (growing && id != first)
+                    waits = state.holding || (entry.shows && turnLasts && id != first)
                 }
                 Self.set(&state.entries[id]!, waiting: enabled && waits, at: now)
             }
