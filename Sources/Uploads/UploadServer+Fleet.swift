@@ -1,6 +1,7 @@
 import Fleet
 import Ingest
 import Foundation
+import Hummingbird
 import Logging
 import ObjectStorage
 import PostgresNIO
@@ -32,8 +33,9 @@ extension UploadServer {
         }
     }
 
-    /// The fleet server (`serve --database … --uploads s3://…`), with its upkeep beside it.
-    public static func make(_ configuration: Configuration, fleet: Fleet, metrics: UploadMetrics, logger: Logger) throws -> some Service {
+    /// The fleet server (`serve --database … --uploads s3://…`), with its upkeep beside it: run it
+    /// as a service, or drive it with HummingbirdTesting.
+    public static func make(_ configuration: Configuration, fleet: Fleet, metrics: UploadMetrics, logger: Logger) throws -> some ApplicationProtocol {
         let scratch = try ServeScratch.make(base: fleet.scratch)
         let store = FleetUploadStore(rows: FleetUploadRows(client: fleet.client, logger: logger, timeout: fleet.timeout),
                                      jobs: .producer(JobQueue(client: fleet.client, logger: logger, timeout: fleet.timeout)),

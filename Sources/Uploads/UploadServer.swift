@@ -48,9 +48,10 @@ public enum UploadServer {
         }
     }
 
-    /// The single-host server (`serve --spool`), with the sweeper of expired uploads beside it.
+    /// The single-host server (`serve --spool`), with the sweeper of expired uploads beside it:
+    /// run it as a service, or drive it with HummingbirdTesting (`app.test(.router)`, no port).
     /// Creates the spool's subdirectories (the spool itself must exist).
-    public static func make(_ configuration: Configuration, metrics: UploadMetrics, logger: Logger) throws -> some Service {
+    public static func make(_ configuration: Configuration, metrics: UploadMetrics, logger: Logger) throws -> some ApplicationProtocol {
         let directory = UploadDirectory(layout: SpoolLayout(root: configuration.spool), submitter: Submitter(preset: configuration.preset))
         try directory.prepare()
         let store = SpoolUploadStore(directory: directory, cdn: configuration.cdn, publicURL: configuration.publicURL)
@@ -59,32 +60,42 @@ public enum UploadServer {
     }
 
     static func application(_ configuration: Configuration, store: any UploadStore, services: [any Service], metrics: UploadMetrics,
-                            logger: Logger) -> some Service {
-        let tus = TusHandler(configuration: configuration, store: store, metrics: metrics, logger: logger)
-        let router = Router()
-        router.on("/v1/uploads", method: .options) { _, _ in tus.options() }
-        router.post("/v1/uploads") { request, _ in await tus.create(request) }
-        router.head("/v1/uploads/:id/:part") { request, context in
-            await tus.head(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
-        }
-        router.patch("/v1/uploads/:id/:part") { request, context in
-            await tus.patch(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
-        }
-        router.delete("/v1/uploads/:id/:part") { request, context in
-            await tus.delete(request, id: context.parameters.get("id") ?? "", part: context.parameters.get("part") ?? "")
-        }
-        router.get("/v1/jobs/:id") { request, context in await tus.status(request, id: context.parameters.get("id") ?? "") }
-        router.get("/openapi.yaml") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
-        }
-        router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(string: metrics.registry.emitToString())))
-        }
-        router.get("/healthz") { _, _ -> String in "ok\n" }
+                            logger: Logger) -> some ApplicationProtocol {
+        let router = Router(context: UploadRequestContext.self)
+        addRoutes(to: router, TusHandler(configuration: configuration, store: store, metrics: metrics, logger: logger))
         let timeout = TimeAmount.nanoseconds(Int64(configuration.readTimeout.seconds * 1e9))
         return Application(router: router, server: .http1(configuration: .init(additionalChannelHandlers: [CloseAfterRefusal()], idleTimeout: timeout)),
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ingestd"),
                            services: services, logger: logger)
     }
+
+    /// The routes: those with a token in groups behind ``TusRefusals`` and ``UploadAuthentication``
+    /// (the tus ones behind ``TusVersionCheck`` first); `OPTIONS`, `/openapi.yaml`, `/metrics`
+    /// and `/healthz` outside them.
+    static func addRoutes(to router: Router<UploadRequestContext>, _ tus: TusHandler) {
+        let refusals = TusRefusals(metrics: tus.metrics, logger: tus.logger)
+        let credential = UploadAuthentication(secret: tus.configuration.secret)
+        router.on("/v1/uploads", method: .options) { _, _ in tus.options() }
+        router.group("/v1/uploads").add(middleware: refusals).add(middleware: TusVersionCheck()).add(middleware: credential)
+            .post { request, context in try await tus.create(request, context: context) }
+            .head(":id/:part") { request, context in try await tus.head(request, context: context, id: context.pathID, part: context.pathPart) }
+            .patch(":id/:part") { request, context in try await tus.patch(request, context: context, id: context.pathID, part: context.pathPart) }
+            .delete(":id/:part") { request, context in try await tus.delete(request, context: context, id: context.pathID, part: context.pathPart) }
+        router.group("/v1/jobs").add(middleware: refusals).add(middleware: credential)
+            .get(":id") { _, context in try await tus.status(context: context, id: context.pathID) }
+        router.get("/openapi.yaml") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+        }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(string: tus.metrics.registry.emitToString())))
+        }
+        router.get("/healthz") { _, _ -> String in "ok\n" }
+    }
+}
+
+extension UploadRequestContext {
+    /// The path's `:id` and `:part` ("" when absent, as no route lacks them).
+    fileprivate var pathID: String { parameters.get("id") ?? "" }
+    fileprivate var pathPart: String { parameters.get("part") ?? "" }
 }

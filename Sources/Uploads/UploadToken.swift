@@ -59,6 +59,13 @@ public struct UploadToken: Sendable, Equatable {
 
     /// Checks `text`'s MAC (in constant time), its expiry against `now` and its scope.
     public init(verifying text: String?, secret: [UInt8], scope: Scope, now: Date = Date()) throws(Refusal) {
+        try self.init(verifying: text, secret: secret, now: now)
+        guard self.scope == scope else { throw .wrongScope }
+    }
+
+    /// Checks `text`'s MAC (in constant time) and its expiry against `now`, not yet its scope
+    /// (`serve`'s `UploadAuthentication` verifies so; each route checks the scope it needs).
+    public init(verifying text: String?, secret: [UInt8], now: Date = Date()) throws(Refusal) {
         guard let text, !text.isEmpty else { throw .missing }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 7, parts[0] == "v1", let parsedScope = Scope(rawValue: String(parts[1])),
@@ -70,7 +77,6 @@ public struct UploadToken: Sendable, Equatable {
             throw .forged
         }
         guard Int64(now.timeIntervalSince1970) < expires else { throw .expired }
-        guard parsedScope == scope else { throw .wrongScope }
         self.init(scope: parsedScope, id: String(parts[2]), maxBytes: maxBytes, files: files, expires: expires)
     }
 
