@@ -49,6 +49,30 @@ public final class Daemon {
         entries("/proc").compactMap(Int32.init).filter { stat($0)?.parent == pid }
     }
 
+    /// The job process (`ingestd job-run`) worker `pid` started, once there is one.
+    public static func jobProcess(of pid: Int32, timeout: Double = 120) throws -> Int32 {
+        var job: Int32 = 0
+        try wait(timeout: timeout, "a job process of \(pid)") {
+            job = children(of: pid).first { commandLine($0).contains("job-run") } ?? 0
+            return job > 0
+        }
+        return job
+    }
+
+    /// Stops process `pid` and lets it run only in 50 ms steps until `done`, then leaves it
+    /// stopped (`SIGCONT` it to go on): a busy host can neither hurry it past `done` nor slow
+    /// the test's view of it.
+    public static func step(_ pid: Int32, timeout: Double, _ what: String, until done: () -> Bool) throws {
+        kill(pid, SIGSTOP)
+        try wait(timeout: timeout, what) {
+            if done() { return true }
+            kill(pid, SIGCONT)
+            usleep(50_000)
+            kill(pid, SIGSTOP)
+            return false
+        }
+    }
+
     /// The arguments `pid` was started with, joined by spaces ("" once it is gone).
     public static func commandLine(_ pid: Int32) -> String {
         let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()

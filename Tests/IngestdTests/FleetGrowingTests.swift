@@ -23,25 +23,14 @@ struct FleetGrowingTests {
                               "\(submitted.stderr)")
         let common = ["worker", "--database", server.url, "--cdn", cdn, "--uploads", uploads, "--poll", "0.5", "--jobs", "1", "--max-attempts", "1"]
         var first: WorkerProcess? = try WorkerProcess(common + ["--lease", "3"], log: "\(base)/first.log")
-        var job: Int32 = 0
-        try Daemon.wait(timeout: 120, "its job process") {
-            job = Daemon.children(of: first!.pid).first { Daemon.commandLine($0).contains("job-run") } ?? 0
-            return job > 0
-        }
+        let job = try Daemon.jobProcess(of: first!.pid)
         // The job runs only in 50 ms steps the test gives it until its video shows, then stays
         // frozen: it cannot list the whole video first, and its margin can only shrink. The
         // pointer is written inside the transaction that records it, before its COMMIT: wait for
         // the row's event too.
-        kill(job, SIGSTOP)
-        try Daemon.wait(timeout: 240, "the video playable, and recorded so") {
-            if (try? String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8))?.contains("t1/") == true
-                && (try? server.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = '\(id)' AND event = 'playable'")) == "1" {
-                return true
-            }
-            kill(job, SIGCONT)
-            usleep(50_000)
-            kill(job, SIGSTOP)
-            return false
+        try Daemon.step(job, timeout: 240, "the video playable, and recorded so") {
+            (try? String(contentsOfFile: "\(cdn)/\(id)/master.m3u8", encoding: .utf8))?.contains("t1/") == true
+                && (try? server.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = '\(id)' AND event = 'playable'")) == "1"
         }
         #expect(!FileManager.default.fileExists(atPath: "\(cdn)/\(id)/manifest.json"), "playable before it is done")
         func status() -> [String: Any] {

@@ -208,7 +208,7 @@ struct GrowingVideoTests {
             video = found
             return Self.variants(master).first?.hasPrefix("t1/") == true
         }
-        let job = try #require(Daemon.children(of: daemon.pid).first { Daemon.commandLine($0).contains("job-run") })
+        let job = try Daemon.jobProcess(of: daemon.pid)
         kill(job, SIGKILL)
         try Daemon.wait(timeout: 60, "the first version withdrawn") { !FileManager.default.fileExists(atPath: "\(video)/t1") }
         if let master = Self.read("\(video)/master.m3u8") {

@@ -28,23 +28,12 @@ import Testing
         #expect(status().contains("Uid:\t\(Self.nobody)") && status().contains("CapEff:\t0000000000000000"), "\(status())")
 
         try Daemon.drop(long, into: spool, as: "shown.mp4")
-        var jobProcess: Int32 = 0
-        try Daemon.wait(timeout: 120, "its job process") {
-            jobProcess = Daemon.children(of: daemon.pid).first { Daemon.commandLine($0).contains("job-run") } ?? 0
-            return jobProcess > 0
-        }
+        let jobProcess = try Daemon.jobProcess(of: daemon.pid)
         // The job runs only in 50 ms steps the test gives it until its video shows, then stays
         // frozen (the host gives it nothing more: its earliest viewer catches up). So it can never
         // list its whole 20 s first, however busy the host.
-        kill(jobProcess, SIGSTOP)
         defer { kill(jobProcess, SIGCONT) }
-        try Daemon.wait(timeout: 240, "the first video shown") {
-            guard Self.ids(spool, event: "playable").isEmpty else { return true }
-            kill(jobProcess, SIGCONT)
-            usleep(50_000)
-            kill(jobProcess, SIGSTOP)
-            return false
-        }
+        try Daemon.step(jobProcess, timeout: 240, "the first video shown") { !Self.ids(spool, event: "playable").isEmpty }
         let shown = try #require(Self.ids(spool, event: "playable").first)
         try Daemon.wait(timeout: 120, "the shown video counted as run short") {
             Self.metric(spool, "ingestd_shown_ran_short_total") == 1
