@@ -177,9 +177,10 @@ struct DatabaseFaultTests {
         try? FileManager.default.removeItem(atPath: base)
         let cdn = "\(base)/cdn", uploads = "\(base)/uploads"
         for directory in [cdn, uploads] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        // A job long enough (30 s of 1080p) to be in flight when the path goes silent.
-        let made = try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=1080x1920:rate=30:duration=30",
-                                           "-f", "lavfi", "-i", "sine=frequency=440:duration=30", "-c:v", "libx264", "-preset", "ultrafast",
+        // A short job, kept in flight when the path goes silent by stopping its process (SIGSTOP):
+        // however fast the host, it is still running when the worker lets it go.
+        let made = try Tool.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=360x640:rate=30:duration=20",
+                                           "-f", "lavfi", "-i", "sine=frequency=440:duration=20", "-c:v", "libx264", "-preset", "ultrafast",
                                            "-crf", "32", "-c:a", "aac", "-shortest", "\(uploads)/one.mp4"])
         #expect(made.status == 0, "\(made.stderr)")
         try FileManager.default.copyItem(atPath: Paths.sample("landscape_60fps.mp4"), toPath: "\(uploads)/two.mp4")
@@ -191,7 +192,7 @@ struct DatabaseFaultTests {
                                        "--database-timeout", "2", "--http", "127.0.0.1:\(http)"], log: "\(base)/first.log")
         try Daemon.wait(timeout: 60, "the worker to be ready") { Self.ready(http) == 200 }
         let one = try Self.submit(server.url, "\(uploads)/one.mp4")
-        try Daemon.wait(timeout: 60, "job one in flight") { !Daemon.children(of: first.pid).isEmpty }
+        kill(try Daemon.jobProcess(of: first.pid, timeout: 60), SIGSTOP)
 
         proxy.drop()
         let silent = Date()

@@ -135,6 +135,7 @@ public struct JobRunner: Sendable {
                 stopAsked = .now
                 if let slot { margins?.release(slot) }  // a stopped process could not hear SIGTERM
                 kill(process.processIdentifier, SIGTERM)
+                kill(process.processIdentifier, SIGCONT)  // nor one stopped by anyone else (a debugger, an operator)
             }
             if ending.interrupted, !killed, ContinuousClock.now - stopAsked > .seconds(killAfterSeconds) {
                 killed = true
