@@ -62,9 +62,10 @@ struct BucketWatchTests {
                                                   "--webhook", receiver.url, "--webhook-secret-file", "\(base)/secret"],
                                                  environment: server.environment, name: "watch-paths")
         try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "clip.mp4")
-        try Daemon.wait(timeout: 180, "both webhooks delivered") {
-            Set(receiver.deliveries.filter { $0.status == 204 }.compactMap(\.type)).isSuperset(of: ["upload.playable", "upload.published"])
-                || !daemon.process.isRunning
+        // The folder is filed after `upload.published` is recorded (docs/SPOOL.md): wait for both.
+        try Daemon.wait(timeout: 180, "both webhooks delivered and the upload filed") {
+            (Set(receiver.deliveries.filter { $0.status == 204 }.compactMap(\.type)).isSuperset(of: ["upload.playable", "upload.published"])
+                && Daemon.entries("\(spool)/archive").count == 1) || !daemon.process.isRunning
         }
         let id = try #require(Daemon.entries("\(spool)/archive").first, "\(daemon.output)")
         let playable = try #require(receiver.deliveries.first { $0.type == "upload.playable" })

@@ -276,8 +276,11 @@ struct UploadServerTests {
         let slowOut = Pipe()
         slow.standardOutput = slowOut
         try slow.run()
+        // The gauge counts a request before it takes the upload's lock; its first block written
+        // (256 KiB, at the acknowledged offset) is written under the lock.
         try Daemon.wait(timeout: 60, "the slow writer to hold the upload") {
             ((try? Self.request("GET", "\(server.url)/metrics").body) ?? "").contains("uploads_in_progress 1")
+                && Checks.size("\(server.spool)/uploading/writers/job/upload/upload") > 0
         }
         let second = try Self.patch(upload, offset: 0, file: try part(0..<1000))
         #expect(second.status == 409, "\(second.status) \(second.body)")

@@ -53,11 +53,14 @@ import Testing
         // published and two rejections) were refused (the retries are 60 s away, so all four are
         // still pending then).
         // The receiver logs a request before it answers, and the sender records the refusal after
-        // the answer: wait until the outbox holds all four again, each with its one attempt.
-        try Daemon.wait(timeout: 120, "four refused first deliveries, recorded pending") {
+        // the answer: wait until the outbox holds all four again, each with its one attempt. A job
+        // is filed after its webhook is recorded (docs/WEBHOOKS.md), and one killed before that
+        // runs again on restart with a new event: wait for the three folders filed too.
+        try Daemon.wait(timeout: 120, "four refused first deliveries, recorded pending, the uploads filed") {
             let pending = ((try? status(setup.spool)["webhooks"] as? [String: Any])??["undelivered"] as? [[String: Any]]) ?? []
             return Set(receiver.deliveries.filter { $0.status == 503 }.map(\.id)).count == 4
                 && pending.count == 4 && pending.allSatisfy { $0["attempts"] as? Int == 1 }
+                && Daemon.entries("\(setup.spool)/archive").count == 1 && Daemon.entries("\(setup.spool)/rejected").count == 2
         }
         kill(daemon!.pid, SIGKILL)
         daemon!.process.waitUntilExit()
