@@ -8,9 +8,22 @@ import Testing
 @Suite(.serialized, .enabled(if: PostgresServer.binaries != nil && ObjectStoreServer.binary != nil && S3Check.available,
                              "PostgreSQL, SeaweedFS or boto3 is not installed"))
 struct BucketSweeperTests {
-    static func sweep(_ database: PostgresServer, _ s3: ObjectStoreServer, grace: Double) throws -> [String: Any] {
-        let result = try Tool.run(Paths.binary, ["sweep", "--database", database.url, "--cdn", "s3://media/cdn", "--grace", "\(grace)",
-                                                 "--json", "--s3-endpoint", s3.endpoint], environment: s3.environment)
+    /// `ingestd sweep --json`; with `now`, its wall clock is stopped there (libfaketime; the
+    /// monotonic clock runs): the cutoff is then `now - grace` however long the sweep takes to start.
+    static func sweep(_ database: PostgresServer, _ s3: ObjectStoreServer, grace: Double, now: Date? = nil) throws -> [String: Any] {
+        var command = [Paths.binary, "sweep", "--database", database.url, "--cdn", "s3://media/cdn", "--grace", "\(grace)",
+                       "--json", "--s3-endpoint", s3.endpoint]
+        var environment = s3.environment
+        if let now {
+            let format = DateFormatter()
+            format.locale = Locale(identifier: "en_US_POSIX")
+            format.timeZone = TimeZone(identifier: "UTC")
+            format.dateFormat = "yyyy-MM-dd HH:mm:ss"
+            command = ["/usr/bin/faketime", "-f", format.string(from: now)] + command
+            environment["TZ"] = "UTC"
+            environment["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+        }
+        let result = try Tool.run(command[0], Array(command.dropFirst()), environment: environment)
         guard result.status == 0 else { throw Tool.ProbeFailure(message: "sweep: \(result.status) \(result.stderr)") }
         return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
     }
@@ -52,14 +65,12 @@ struct BucketSweeperTests {
 
         // One more upload of the dead attempt, begun well after the others: a grace between the
         // two aborts the old ones and keeps it (SeaweedFS gives an upload's start in seconds). The
-        // cutoff falls 2 s after the old ones began, however long the sweep takes to start: it
-        // keeps the fresh one unless the sweep starts more than `gap` - 3 s after this line.
-        let gap = 16.0
-        Thread.sleep(until: deadEnded.addingTimeInterval(gap))
+        // sweep's clock is stopped at `now`, so the cutoff falls exactly 2 s after the old ones began.
+        Thread.sleep(until: deadEnded.addingTimeInterval(5))
         let fresh = "cdn/pub/t1/1080p/seg_0000.m4s"
         _ = try S3Check.run(s3, ["start-upload", s3.bucket, fresh])
-        let grace = Date().timeIntervalSince(deadEnded.addingTimeInterval(2))
-        let swept = try Self.sweep(database, s3, grace: grace)
+        let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let swept = try Self.sweep(database, s3, grace: now.timeIntervalSince(deadEnded.addingTimeInterval(2)), now: now)
         #expect(swept["abortedUploads"] as? Int == dead.count, "\(swept)")
         #expect(try Self.pending(s3) == Set(kept + [fresh]), "every stale upload of a dead attempt is gone, past the first page")
 

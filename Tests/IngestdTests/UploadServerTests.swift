@@ -141,20 +141,16 @@ struct UploadServerTests {
         #expect(status.status == 200 && status.body.contains("\"state\":\"queued\""), "\(status.body)")
 
         let watch = try WorkerProcess(["watch", "--spool", server.spool, "--cdn", server.cdn], log: "\(base)/watch.log")
-        // Played while it is made: once the daemon shows it, the job process is held (SIGSTOP) so
-        // the status API is read while the job surely runs, then let go.
-        try Daemon.wait(timeout: 180, "the video to be shown while it is made") {
-            FileManager.default.fileExists(atPath: "\(job)/shown.json") || FileManager.default.fileExists(atPath: "\(server.spool)/archive/clip-7f3a")
+        // Played while it is made: the job process runs only in the test's 50 ms steps until the
+        // daemon shows it, then stays stopped while the status API is read, then goes on.
+        let jobProcess = try Daemon.jobProcess(of: watch.pid, timeout: 180)
+        try Daemon.step(jobProcess, timeout: 180, "the video to be shown while it is made") {
+            FileManager.default.fileExists(atPath: "\(job)/shown.json")
         }
-        let jobProcess = Daemon.entries("/proc").compactMap(Int32.init).first {
-            let line = Daemon.commandLine($0)
-            return line.contains("job-run") && line.contains("clip-7f3a")  // its request names the job (JSON: slashes escaped)
-        }
-        if let jobProcess { kill(jobProcess, SIGSTOP) }
         status = try Self.request("GET", link.status)
-        if let jobProcess { kill(jobProcess, SIGCONT) }
+        kill(jobProcess, SIGCONT)
         let growing = try #require(try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any])
-        #expect(jobProcess != nil && growing["state"] as? String == "processing" && growing["playable"] as? Bool == true
+        #expect(growing["state"] as? String == "processing" && growing["playable"] as? Bool == true
                 && growing["master_url"] as? String == "clip-7f3a/master.m3u8", "\(growing)")
         try Daemon.wait(timeout: 180, "the upload to be published") {
             FileManager.default.fileExists(atPath: "\(server.spool)/archive/clip-7f3a")
