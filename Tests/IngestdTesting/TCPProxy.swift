@@ -14,7 +14,7 @@ public final class TCPProxy {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        try Daemon.wait(timeout: 20, "the TCP proxy to listen") { Self.accepts(self.port) }
+        try Daemon.wait(timeout: 20, "the TCP proxy to listen") { PostgresServer.accepts(self.port) }
     }
 
     deinit {
@@ -27,16 +27,4 @@ public final class TCPProxy {
 
     /// Bytes pass again (on the connections that lived through the silence, and new ones).
     public func forward() { kill(process.processIdentifier, SIGUSR2) }
-
-    private static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-    }
 }

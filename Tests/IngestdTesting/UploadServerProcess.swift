@@ -19,7 +19,7 @@ public final class UploadServerProcess {
     public let environment: [String: String]
 
     public static let client = "\(Paths.root)/Tests/IngestdTesting/tus_client.py"
-    public static var tuspyAvailable: Bool { (try? Tool.run("python3", ["-c", "import tusclient"]))?.status == 0 }
+    public static let tuspyAvailable: Bool = (try? Tool.run("python3", ["-c", "import tusclient"]))?.status == 0
 
     /// `secretFile`: another server's, so that both take the same links (a fleet behind one URL).
     public init(base: String, arguments: [String] = [], fleet: Bool = false, environment: [String: String] = [:], secretFile: String? = nil) throws {
