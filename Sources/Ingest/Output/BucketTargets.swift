@@ -56,7 +56,7 @@ public struct HeldBucketTarget: OutputTarget {
         let own = versionPrefix(attempt)
         let named = try await storage.show(prefix(attempt.id), version: own) ? own : try await storage.pointer(of: prefix(attempt.id))?.version ?? own
         let version = (named as NSString).lastPathComponent
-        return Publication(place: PlaybackPlace(base: "\(attempt.id)/\(version)"), recorded: "\(prefix(attempt.id))/\(version)")
+        return Publication(place: PlaybackPlace(base: "\(attempt.id)/\(version)"), recorded: "\(prefix(attempt.id))/\(version)", inBucket: true)
     }
 
     /// The upload is in place and named by the store's record alone: nothing to undo.
@@ -72,7 +72,7 @@ public struct HeldBucketTarget: OutputTarget {
     public func discardLeftovers(id: String, token: Int64) async {}
 
     public func place(_ attempt: AttemptOutput) -> Publication {
-        Publication(place: PlaybackPlace(base: "\(attempt.id)/\(attempt.version)"), recorded: versionPrefix(attempt))
+        Publication(place: PlaybackPlace(base: "\(attempt.id)/\(attempt.version)"), recorded: versionPrefix(attempt), inBucket: true)
     }
 }
 

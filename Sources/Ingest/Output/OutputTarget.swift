@@ -87,10 +87,14 @@ public struct Publication: Sendable, Equatable {
     /// What the store records as the job's output: where its manifest's paths start (`CDN/<id>`,
     /// or a bucket's version prefix `s3://…/<id>/t<token>`).
     public var recorded: String
+    /// The version lies in a bucket (`recorded` is its `s3://` prefix), not in a directory this
+    /// host reads: events name it as the version, and the spool keeps the manifest for `status`.
+    public var inBucket: Bool
 
-    public init(place: PlaybackPlace, recorded: String) {
+    public init(place: PlaybackPlace, recorded: String, inBucket: Bool) {
         self.place = place
         self.recorded = recorded
+        self.inBucket = inBucket
     }
 }
 

@@ -84,6 +84,6 @@ public struct StagedDirectoryTarget: OutputTarget {
 
     /// `<id>`, through its pointers.
     public func place(_ attempt: AttemptOutput) -> Publication {
-        Publication(place: PlaybackPlace(base: attempt.id), recorded: directory(attempt.id))
+        Publication(place: PlaybackPlace(base: attempt.id), recorded: directory(attempt.id), inBucket: false)
     }
 }

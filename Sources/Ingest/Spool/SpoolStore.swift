@@ -89,12 +89,12 @@ public final class SpoolStore: JobStore {
             let publication = try await target.publish(output)
             try await output.whilePublishing?()
             var fields: [String: any Sendable] = ["output": "\(target.root)/\(job.id)", "duration": result.durationSeconds ?? 0]
-            if publication.recorded != "\(target.root)/\(job.id)" { fields["version"] = publication.recorded }  // a bucket's
+            if publication.inBucket { fields["version"] = publication.recorded }
             events.append("published", job.id, fields)
             try output.webhook(filed, place: publication.place).map { try outbox?.record($0) }
             record.output = publication.recorded
             // A bucket's manifest, for `status`: a directory CDN's own is read from the CDN.
-            if RemotePath.isRemote(publication.recorded) {
+            if publication.inBucket {
                 try? output.manifest.write(to: URL(fileURLWithPath: "\(layout.job(job.id))/manifest.json"))
             }
             try spool.update(record)
