@@ -36,7 +36,7 @@ extension S3Client {
         do {
             return try await retrying(.GET, location) {
                 let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-                guard fd >= 0 else { throw FileRange.ReadError(path: path, errno: errno) }
+                guard fd >= 0 else { throw FileChunks.ReadError(path: path, errno: errno) }
                 defer { close(fd) }
                 let response = try await execute(.GET, location)
                 let status = Int(response.status.code)
@@ -55,14 +55,14 @@ extension S3Client {
                             var offset = 0
                             while offset < raw.count {
                                 let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                                guard n > 0 else { throw FileRange.ReadError(path: path, errno: errno) }
+                                guard n > 0 else { throw FileChunks.ReadError(path: path, errno: errno) }
                                 offset += n
                             }
                         }
                     }
                 } catch let error as S3ObjectTooLarge {
                     throw error
-                } catch let error as FileRange.ReadError {
+                } catch let error as FileChunks.ReadError {
                     throw error
                 } catch {
                     throw S3Error(method: "GET", location: location, status: nil, code: nil, message: "download cut off: \(error)")
@@ -90,7 +90,7 @@ extension S3Client {
     public func upload(file path: String, to location: S3Location, contentType: String, cacheControl: String? = nil,
                        condition: S3WriteCondition = .always) async throws -> String {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw FileRange.ReadError(path: path, errno: errno) }
+        guard stat(path, &info) == 0 else { throw FileChunks.ReadError(path: path, errno: errno) }
         let size = Int64(info.st_size)
         let headers = Self.objectHeaders(contentType, cacheControl)
         guard size > multipartThreshold else {

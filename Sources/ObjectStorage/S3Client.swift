@@ -6,8 +6,8 @@ import NIOHTTP1
 /// A small S3 client on async-http-client: what ingestd needs of a bucket (HEAD, streamed GET
 /// and PUT, multipart, list, delete, conditional writes), each request signed (``S3Signer``),
 /// each retried with backoff while the answer is transient (no answer, 5xx, `SlowDown`).
-/// Downloads stream to files; uploads send a part (or an object under the multipart threshold)
-/// at a time: memory does not grow with object size.
+/// Bodies stream from and to files (a part or small object from one read into memory, at most
+/// ``bufferedBodyLimit``): memory does not grow with object size.
 public struct S3Client: Sendable {
     public let configuration: S3Configuration
     let http: HTTPClient
@@ -20,6 +20,9 @@ public struct S3Client: Sendable {
     public var multipartThreshold: Int64 = 16 << 20
     public var partSize: Int64 = 8 << 20
     public var parallelParts = 4
+    /// File bodies up to this size are read whole and sent from memory (see ``FileChunks``); at
+    /// most ``parallelParts`` such parts of one upload are in memory at once.
+    public static let bufferedBodyLimit: Int64 = 16 << 20
 
     /// The process's HTTP client for S3: bodies are taken as stored (no decompression: an
     /// object saved with `Content-Encoding: gzip` is not inflated past its limit or changed) and
@@ -121,19 +124,30 @@ public struct S3Client: Sendable {
     func execute(_ method: HTTPMethod, _ location: S3Location, query: String? = nil, headers: [(String, String)] = [],
                  body: Body = .empty) async throws -> HTTPClientResponse {
         let url = configuration.url(for: location, query: query)
-        let bytes: ByteBuffer
+        var bytes: ByteBuffer?
         switch body {
         case .empty: bytes = ByteBuffer()
         case .data(let data): bytes = ByteBuffer(bytes: data)
-        case .file(let path, let range): bytes = try FileRange.read(path, range: range)
+        case .file(let path, let range) where Int64(range.count) <= Self.bufferedBodyLimit: bytes = try FileChunks.read(path, range: range)
+        case .file: bytes = nil
         }
-        let hash = bytes.withUnsafeReadableBytes { S3Signer.sha256Hex($0) }
+        let hash: String
+        switch (body, bytes) {
+        case (_, let bytes?): hash = bytes.withUnsafeReadableBytes { S3Signer.sha256Hex($0) }
+        case (.file(let path, let range), nil): hash = try FileChunks.sha256Hex(path, range: range)
+        default: hash = S3Signer.sha256Hex(Data())
+        }
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = method
         for (name, value) in headers + signer.sign(method: method.rawValue, url: url, headers: headers, payloadHash: hash) {
             request.headers.add(name: name, value: value)
         }
-        if case .empty = body {} else { request.body = .bytes(bytes) }
+        switch (body, bytes) {
+        case (.empty, _): break
+        case (_, let bytes?): request.body = .bytes(bytes)
+        case (.file(let path, let range), nil): request.body = .stream(FileChunks(path: path, range: range), length: .known(Int64(range.count)))
+        default: break
+        }
         // A minute, or longer for a large body on a slow link (at least 1 MB/s).
         let timeout = TimeAmount.seconds(max(60, body.count >> 20))
         do {
@@ -165,28 +179,82 @@ public struct S3Client: Sendable {
     }
 }
 
-/// A file's byte range read whole into one buffer, for a request body: read once, hashed for
-/// the signature, then sent as bytes (a streamed body would need a task on Swift's shared pool
-/// for every chunk, and it stalls when that pool is busy). Bounded by the part size, or the
-/// multipart threshold for a single PUT.
-enum FileRange {
+/// A file's byte range for a request body: up to ``S3Client/bufferedBodyLimit`` read once into
+/// one buffer, hashed for the signature and sent as bytes; larger ranges as an async sequence of
+/// buffers (256 KiB reads). A streamed body is pulled by a task on Swift's shared pool, one per
+/// request, and stalls while that pool is busy: parts and small objects never need one.
+struct FileChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let path: String
+    let range: Range<Int64>
+    static let chunk = 256 << 10
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let file: Result<FileDescriptorBox, ReadError>
+        var offset: Int64
+        let end: Int64
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard offset < end else { return nil }
+            let fd = try file.get()
+            let want = Int(Swift.min(Int64(FileChunks.chunk), end - offset))
+            var buffer = ByteBufferAllocator().buffer(capacity: want)
+            let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
+                let n = pread(fd.fd, raw.baseAddress, want, off_t(offset))
+                guard n > 0 else { throw FileChunks.ReadError(path: fd.path, errno: n == 0 ? EIO : errno) }
+                return n
+            }
+            offset += Int64(read)
+            return buffer
+        }
+    }
+
     struct ReadError: Error, CustomStringConvertible {
         var path: String
         var errno: Int32
         var description: String { "cannot read \(path): \(String(cString: strerror(errno)))" }
     }
 
+    /// Closes its descriptor once the last iterator is gone.
+    final class FileDescriptorBox: Sendable {
+        let fd: Int32
+        let path: String
+        init(_ path: String) throws {
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            self.path = path
+            guard fd >= 0 else { throw ReadError(path: path, errno: errno) }
+        }
+        deinit { close(fd) }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        // A file that cannot be opened fails the first read.
+        AsyncIterator(file: Result { try FileDescriptorBox(path) }.mapError { $0 as! ReadError }, offset: range.lowerBound, end: range.upperBound)
+    }
+
+    static func sha256Hex(_ path: String, range: Range<Int64>) throws -> String {
+        let box = try FileDescriptorBox(path)
+        var hasher = S3Signer.Hasher()
+        var offset = range.lowerBound
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        while offset < range.upperBound {
+            let want = Int(Swift.min(Int64(chunk), range.upperBound - offset))
+            let n = buffer.withUnsafeMutableBytes { pread(box.fd, $0.baseAddress, want, off_t(offset)) }
+            guard n > 0 else { throw ReadError(path: path, errno: n == 0 ? EIO : errno) }
+            hasher.update(buffer[0..<n])
+            offset += Int64(n)
+        }
+        return hasher.finalize()
+    }
+
     static func read(_ path: String, range: Range<Int64>) throws -> ByteBuffer {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ReadError(path: path, errno: errno) }
-        defer { close(fd) }
-        let count = Int(range.count)
-        var buffer = ByteBufferAllocator().buffer(capacity: count)
+        let box = try FileDescriptorBox(path)
+        var buffer = ByteBufferAllocator().buffer(capacity: Int(range.count))
         var offset = range.lowerBound
         while offset < range.upperBound {
             let want = Int(range.upperBound - offset)
             let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { raw in
-                let n = pread(fd, raw.baseAddress, want, off_t(offset))
+                let n = pread(box.fd, raw.baseAddress, want, off_t(offset))
                 guard n > 0 else { throw ReadError(path: path, errno: n == 0 ? EIO : errno) }
                 return n
             }

@@ -55,6 +55,13 @@ public struct S3Signer: Sendable {
         return components.url!
     }
 
+    /// Hex SHA-256 of a body read in pieces.
+    struct Hasher {
+        private var sha = SHA256()
+        mutating func update(_ bytes: some DataProtocol) { sha.update(data: bytes) }
+        func finalize() -> String { S3Signer.hex(sha.finalize()) }
+    }
+
     /// Hex SHA-256, for `payloadHash`.
     public static func sha256Hex(_ data: some DataProtocol) -> String { hex(SHA256.hash(data: data)) }
 

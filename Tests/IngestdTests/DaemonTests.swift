@@ -95,15 +95,16 @@ import Transcode
         let (spool, cdn) = freshSpool("kill9")
         var daemon: Daemon? = try Daemon(spool: spool, cdn: cdn, extra: ["--jobs", "1"])
         for index in 0..<3 { try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "clip\(index).mp4") }
-        // Killed once one upload is published and the next is in flight. A published job keeps its
-        // progress.json in work/ until it is filed, after its event (docs/WEBHOOKS.md): killed in
-        // between, it is adopted on restart and its `published` line repeated. Wait for it filed,
-        // and for a job in flight that is not published yet.
-        try Daemon.wait(timeout: 120, "one upload published and filed, and another in flight with progress") {
-            Daemon.entries(cdn).contains { FileManager.default.fileExists(atPath: "\(cdn)/\($0)/manifest.json") }
-                && !Daemon.entries("\(spool)/archive").isEmpty
-                && Daemon.entries("\(spool)/work").contains { FileManager.default.fileExists(atPath: "\(spool)/work/\($0)/progress.json")
-                    && !FileManager.default.fileExists(atPath: "\(cdn)/\($0)/manifest.json") }
+        // Killed once one upload is published and filed and another is in flight, none between
+        // its publish and its filing (a kill there repeats the `published` line on restart, as
+        // docs/WEBHOOKS.md allows): the daemon runs only in the test's steps until then, and is
+        // killed in that state.
+        let pid = daemon!.pid
+        try Daemon.step(pid, timeout: 240, "one upload filed, another in flight, none half filed") {
+            let work = Daemon.entries("\(spool)/work")
+            return !Daemon.entries("\(spool)/archive").isEmpty
+                && work.contains { FileManager.default.fileExists(atPath: "\(spool)/work/\($0)/progress.json") }
+                && !work.contains { FileManager.default.fileExists(atPath: "\(cdn)/\($0)/manifest.json") }
         }
         kill(daemon!.pid, SIGKILL)
         daemon = nil

@@ -479,13 +479,13 @@ struct DeadlineTests {
                     }
                 }
             }
+            defer { returned.set() }
             try await Task.sleep(for: .milliseconds(100))
             let answer: Int? = try await withinDeadline(.seconds(120)) {
                 try await Task.sleep(for: .milliseconds(100))
                 return 7
             }
             let waited = guardReleased.isSet
-            returned.set()
             #expect(answer == 7)
             #expect(!waited, "the body waited for the blocked pool")
         }

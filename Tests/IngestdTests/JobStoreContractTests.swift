@@ -239,13 +239,15 @@ import Transcode
             var ids: [String] = []
             for index in 0..<3 { ids.append(try await stores.submit("portrait_rotated.mp4", "k\(index).mp4")) }
             var worker: WorkerProcess? = try stores.startWorkerProcess()
-            // A job surely in flight: its process is stopped, the worker killed, then it goes on
-            // (a sleep instead could land between a publish and its filing, which repeats an event).
-            let job = try Daemon.jobProcess(of: worker!.pid)
-            kill(job, SIGSTOP)
-            kill(worker!.pid, SIGKILL)
+            // The worker runs only in the test's steps until a job's process runs and no job is
+            // between its publish and its filing (a kill there repeats the event, as documented),
+            // and is killed in that state, however fast or slow the host.
+            let pid = worker!.pid
+            try Daemon.step(pid, timeout: 240, "a job in flight, none half filed") {
+                Daemon.children(of: pid).contains { Daemon.commandLine($0).contains("job-run") } && !ids.contains(where: stores.halfFiled)
+            }
+            kill(pid, SIGKILL)
             worker = nil
-            kill(job, SIGCONT)
             worker = try stores.startWorkerProcess()
             try await waitFor("every job published", timeout: .seconds(240)) {
                 var states: [String] = []

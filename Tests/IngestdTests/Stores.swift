@@ -33,6 +33,10 @@ struct Stores: Sendable {
     let state: @Sendable (String) async throws -> String
     /// How many times the store recorded the job as published.
     let publications: @Sendable (String) async throws -> Int
+    /// The job's publish is recorded and its filing not yet done: the spool's window between its
+    /// event and its folder's move (a crash there repeats the event); none in the queue (one
+    /// transaction).
+    let halfFiled: @Sendable (String) -> Bool
     /// Every event the store recorded (claims, ends), a line each: what a failure message shows.
     let journal: @Sendable () async throws -> String
     /// `ingestd` arguments that run a worker process on this store (one job at a time).
@@ -142,6 +146,7 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
                 return JobLock.isHeld(directory: layout.job(id)) ? "running" : "queued"
             },
             publications: { id in Daemon.events(layout.root).filter { $0["event"] as? String == "published" && $0["id"] as? String == id }.count },
+            halfFiled: { id in FileManager.default.fileExists(atPath: "\(cdn)/\(id)/manifest.json") && FileManager.default.fileExists(atPath: layout.job(id)) },
             journal: { (try? String(contentsOfFile: layout.events, encoding: .utf8)) ?? "" },
             workerArguments: ["watch", "--spool", layout.root, "--cdn", cdn, "--jobs", "1", "--settle", "0.5", "--backoff", "0.2"])
         try await body(stores)
@@ -182,6 +187,7 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
                     for try await count in rows.decode(Int64.self) { return Int(count) }
                     return 0
                 },
+                halfFiled: { _ in false },
                 journal: {
                     let rows = try await client.query("SELECT job_id, to_char(at, 'HH24:MI:SS.MS'), event, data::text FROM ingestd_job_events ORDER BY at",
                                                       logger: logger)
