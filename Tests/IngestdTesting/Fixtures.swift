@@ -7,7 +7,19 @@ import Transcode
 public enum Paths {
     public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../..").standardized.path
-    public static func sample(_ name: String) -> String { "\(root)/samples/\(name)" }
+    /// A shipped sample by name (an absolute path, such as ``smallSample``, as it is).
+    public static func sample(_ name: String) -> String { name.hasPrefix("/") ? name : "\(root)/samples/\(name)" }
+    /// A 6 s upright 360x640 clip with a beep, made once per test process: a job of a fifth of the
+    /// CPU of `portrait_rotated.mp4` (1.4 CPU-s), for tests that need jobs to run and publish, not
+    /// a particular ladder (kill -9, restarts, paths).
+    public static let smallSample: String = {
+        let path = scratch("small-portrait.mp4")
+        _ = try? Tool.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=360x640:r=30:d=6",
+                                     "-f", "lavfi", "-i", "sine=f=1000:d=6:beep_factor=4:sample_rate=48000",
+                                     "-c:v", "libx264", "-preset", "veryfast", "-crf", "32", "-pix_fmt", "yuv420p",
+                                     "-c:a", "aac", "-b:a", "64k", "-ac", "2", "-movflags", "+faststart", path])
+        return path
+    }()
     /// `../shared/media` beside the project root, when present.
     public static var sharedMedia: String? {
         let path = URL(fileURLWithPath: "\(root)/../shared/media").standardized.path

@@ -35,7 +35,7 @@ struct BucketFleetTests {
     @Test func uploadsInABucketArePublishedToABucketOncePerJob() throws {
         let database = try PostgresServer(name: "bucket-fleet")
         let s3 = try ObjectStoreServer(name: "bucket-fleet", publicRead: true)
-        _ = try S3Check.run(s3, ["put", s3.bucket, "uploads/clip.mp4", Paths.sample("portrait_rotated.mp4")])
+        _ = try S3Check.run(s3, ["put", s3.bucket, "uploads/clip.mp4", Paths.smallSample])
         for name in try FileManager.default.contentsOfDirectory(atPath: Paths.sample("upload")) {
             _ = try S3Check.run(s3, ["put", s3.bucket, "uploads/trip/\(name)", Paths.sample("upload/\(name)")])
             // The same upload, but its first clip is cut short: rejected once fetched, its webhook naming the upload.

@@ -14,7 +14,7 @@ struct BucketWatchTests {
         let daemon = try BucketFleetTests.Worker(["watch", "--spool", spool, "--cdn", "s3://media/cdn", "--jobs", "1", "--settle", "0.5",
                                                   "--backoff", "0.2", "--s3-endpoint", server.endpoint],
                                                  environment: server.environment, name: "watch")
-        let source = Paths.sample("portrait_rotated.mp4")
+        let source = Paths.smallSample
         try Daemon.drop(source, into: spool, as: "clip.mp4")
         try Daemon.wait(timeout: 180, "the upload to be filed") { Daemon.entries("\(spool)/archive").count == 1 || !daemon.process.isRunning }
         let id = try #require(Daemon.entries("\(spool)/archive").first, "\(daemon.output)")
@@ -61,8 +61,8 @@ struct BucketWatchTests {
                                                   "--backoff", "0.2", "--s3-endpoint", server.endpoint,
                                                   "--webhook", receiver.url, "--webhook-secret-file", "\(base)/secret"],
                                                  environment: server.environment, name: "watch-paths")
-        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "clip.mp4")
-        // The folder is filed after `upload.published` is recorded (docs/SPOOL.md): wait for both.
+        try Daemon.drop(Paths.smallSample, into: spool, as: "clip.mp4")
+        // The folder is filed after `upload.published` is recorded (docs/WEBHOOKS.md): wait for both.
         try Daemon.wait(timeout: 180, "both webhooks delivered and the upload filed") {
             (Set(receiver.deliveries.filter { $0.status == 204 }.compactMap(\.type)).isSuperset(of: ["upload.playable", "upload.published"])
                 && Daemon.entries("\(spool)/archive").count == 1) || !daemon.process.isRunning

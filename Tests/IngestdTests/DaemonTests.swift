@@ -94,7 +94,7 @@ import Transcode
     @Test func killNineMidJobThenRestartLosesAndDuplicatesNothing() throws {
         let (spool, cdn) = freshSpool("kill9")
         var daemon: Daemon? = try Daemon(spool: spool, cdn: cdn, extra: ["--jobs", "1"])
-        for index in 0..<3 { try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "clip\(index).mp4") }
+        for index in 0..<3 { try Daemon.drop(Paths.smallSample, into: spool, as: "clip\(index).mp4") }
         // Killed once one upload is published and filed and another is in flight, none between
         // its publish and its filing (a kill there repeats the `published` line on restart, as
         // docs/WEBHOOKS.md allows): the daemon runs only in the test's steps until then, and is

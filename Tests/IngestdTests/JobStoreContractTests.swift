@@ -237,7 +237,7 @@ import Transcode
     @Test(arguments: kinds) func aWorkerKilledMidJobLosesAndRepeatsNothing(_ kind: StoreKind) async throws {
         try await withStores(kind, "kill9") { stores in
             var ids: [String] = []
-            for index in 0..<3 { ids.append(try await stores.submit("portrait_rotated.mp4", "k\(index).mp4")) }
+            for index in 0..<3 { ids.append(try await stores.submit(Paths.smallSample, "k\(index).mp4")) }
             var worker: WorkerProcess? = try stores.startWorkerProcess()
             // The worker runs only in the test's steps until a job's process runs and no job is
             // between its publish and its filing (a kill there repeats the event, as documented),
