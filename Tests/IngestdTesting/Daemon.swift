@@ -63,12 +63,17 @@ public final class Daemon {
     /// stopped (`SIGCONT` it to go on): a busy host can neither hurry it past `done` nor slow
     /// the test's view of it.
     public static func step(_ pid: Int32, timeout: Double, _ what: String, until done: () -> Bool) throws {
-        kill(pid, SIGSTOP)
+        try step([pid], timeout: timeout, what, until: done)
+    }
+
+    /// ``step(_:timeout:_:until:)`` for several processes, stepped together.
+    public static func step(_ pids: [Int32], timeout: Double, _ what: String, until done: () -> Bool) throws {
+        for pid in pids { kill(pid, SIGSTOP) }
         try wait(timeout: timeout, what) {
             if done() { return true }
-            kill(pid, SIGCONT)
+            for pid in pids { kill(pid, SIGCONT) }
             usleep(50_000)
-            kill(pid, SIGSTOP)
+            for pid in pids { kill(pid, SIGSTOP) }
             return false
         }
     }

@@ -159,8 +159,12 @@ struct FleetTests {
             let rows = try server.sql("SELECT id FROM ingestd_jobs WHERE state = 'running' AND worker LIKE '%/\(worker.pid)'")
             return rows.isEmpty ? nil : rows
         }
-        try Daemon.wait(timeout: 60, "both doomed workers to be running a job") {
+        // The doomed workers run in the test's steps until each runs a job with its process
+        // alive, and stay stopped: neither job can end before the kill and the freeze.
+        let doomed = [killed!.pid, frozen.pid]
+        try Daemon.step(doomed, timeout: 120, "both doomed workers to be running a job") {
             (try? runningJob(of: killed!)) != nil && (try? runningJob(of: frozen)) != nil
+                && doomed.allSatisfy { Daemon.children(of: $0).contains { Daemon.commandLine($0).contains("job-run") } }
         }
         let frozenJob = try #require(try runningJob(of: frozen))
         // Freeze the host: the worker and its job process.

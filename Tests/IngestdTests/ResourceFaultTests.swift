@@ -97,13 +97,16 @@ struct ResourceFaultTests {
         try? FileManager.default.removeItem(atPath: base)
         let spool = "\(base)/spool", cdn = "\(base)/cdn"
         let daemon = try Daemon(spool: spool, cdn: cdn)
-        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "p.mp4")
-        // Wait until segments are being written (deleting earlier only races the job's mkdir).
-        try Daemon.wait(timeout: 60, "the job to write segments into its version") {
+        try Daemon.drop(Paths.smallSample, into: spool, as: "p.mp4")
+        // The job runs in the test's steps until it writes segments (deleting earlier only races
+        // its mkdir), and is held there while the root goes: it is surely mid-job.
+        let job = try Daemon.jobProcess(of: daemon.pid)
+        try Daemon.step(job, timeout: 120, "the job to write segments into its version") {
             Daemon.entries(cdn).contains { FileManager.default.fileExists(atPath: "\(cdn)/\($0)/t1/360p/seg_000.m4s") }
         }
         // One atomic step, as an unmount is: removing the tree in place races the job's writes.
         try FileManager.default.moveItem(atPath: cdn, toPath: "\(base)/cdn.unmounted")
+        kill(job, SIGCONT)
         try Daemon.wait(timeout: 60, "the attempt to go back uncharged") {
             Daemon.events(spool).contains { $0["event"] as? String == "interrupted" }
         }
