@@ -124,30 +124,26 @@ public struct S3Client: Sendable {
     func execute(_ method: HTTPMethod, _ location: S3Location, query: String? = nil, headers: [(String, String)] = [],
                  body: Body = .empty) async throws -> HTTPClientResponse {
         let url = configuration.url(for: location, query: query)
-        var bytes: ByteBuffer?
+        // The hash the signature names, and the body that is sent: the same bytes.
+        let hash: String, payload: HTTPClientRequest.Body?
         switch body {
-        case .empty: bytes = ByteBuffer()
-        case .data(let data): bytes = ByteBuffer(bytes: data)
-        case .file(let path, let range) where Int64(range.count) <= Self.bufferedBodyLimit: bytes = try FileChunks.read(path, range: range)
-        case .file: bytes = nil
-        }
-        let hash: String
-        switch (body, bytes) {
-        case (_, let bytes?): hash = bytes.withUnsafeReadableBytes { S3Signer.sha256Hex($0) }
-        case (.file(let path, let range), nil): hash = try FileChunks.sha256Hex(path, range: range)
-        default: hash = S3Signer.sha256Hex(Data())
+        case .empty:
+            (hash, payload) = (S3Signer.sha256Hex(Data()), nil)
+        case .data(let data):
+            (hash, payload) = (S3Signer.sha256Hex(data), .bytes(ByteBuffer(bytes: data)))
+        case .file(let path, let range) where Int64(range.count) <= Self.bufferedBodyLimit:
+            let bytes = try FileChunks.read(path, range: range)
+            (hash, payload) = (bytes.withUnsafeReadableBytes { S3Signer.sha256Hex($0) }, .bytes(bytes))
+        case .file(let path, let range):
+            (hash, payload) = (try FileChunks.sha256Hex(path, range: range),
+                               .stream(FileChunks(path: path, range: range), length: .known(Int64(range.count))))
         }
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = method
         for (name, value) in headers + signer.sign(method: method.rawValue, url: url, headers: headers, payloadHash: hash) {
             request.headers.add(name: name, value: value)
         }
-        switch (body, bytes) {
-        case (.empty, _): break
-        case (_, let bytes?): request.body = .bytes(bytes)
-        case (.file(let path, let range), nil): request.body = .stream(FileChunks(path: path, range: range), length: .known(Int64(range.count)))
-        default: break
-        }
+        if let payload { request.body = payload }
         // A minute, or longer for a large body on a slow link (at least 1 MB/s).
         let timeout = TimeAmount.seconds(max(60, body.count >> 20))
         do {

@@ -55,6 +55,17 @@ struct S3ClientTests {
         let info = try #require(try await client.head(large))
         #expect(info.size == 17 << 20 && info.contentType == "video/mp4" && info.cacheControl == "public, max-age=31536000, immutable")
         #expect(try await client.list(try S3Location(bucket: server.bucket, key: "")).map(\.key) == [small.key, large.key])
+
+        // Above the buffered limit, one PUT streams its body from the file: the same bytes arrive.
+        var single = client
+        single.multipartThreshold = 32 << 20
+        #expect(17 << 20 > S3Client.bufferedBodyLimit)
+        let whole = try S3Location(bucket: server.bucket, key: "big/whole.mp4")
+        let singleETag = try await single.upload(file: path, to: whole, contentType: "video/mp4")
+        #expect(!singleETag.contains("-"), "one piece: \(singleETag)")
+        let wholeCopy = Paths.scratch("s3-upload-17mb.whole")
+        #expect(try S3Check.run(server, ["get", server.bucket, whole.key, wholeCopy]) as? Int == 17 << 20)
+        #expect(try Self.sha256(wholeCopy) == (try Self.sha256(path)))
     }
 
     @Test func conditionalWritesLetExactlyOneWriterWin() async throws {
