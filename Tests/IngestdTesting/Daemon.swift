@@ -49,14 +49,19 @@ public final class Daemon {
         entries("/proc").compactMap(Int32.init).filter { stat($0)?.parent == pid }
     }
 
+    /// A live job process (`ingestd job-run`) of worker `pid`, if it has one now.
+    public static func runningJobProcess(of pid: Int32) -> Int32? {
+        children(of: pid).first { commandLine($0).contains("job-run") }
+    }
+
     /// The job process (`ingestd job-run`) worker `pid` started, once there is one.
     public static func jobProcess(of pid: Int32, timeout: Double = 120) throws -> Int32 {
-        var job: Int32 = 0
+        var job: Int32?
         try wait(timeout: timeout, "a job process of \(pid)") {
-            job = children(of: pid).first { commandLine($0).contains("job-run") } ?? 0
-            return job > 0
+            job = runningJobProcess(of: pid)
+            return job != nil
         }
-        return job
+        return job!
     }
 
     /// Stops process `pid` and lets it run only in 50 ms steps until `done`, then leaves it

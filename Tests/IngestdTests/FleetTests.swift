@@ -164,7 +164,7 @@ struct FleetTests {
         let doomed = [killed!.pid, frozen.pid]
         try Daemon.step(doomed, timeout: 120, "both doomed workers to be running a job") {
             (try? runningJob(of: killed!)) != nil && (try? runningJob(of: frozen)) != nil
-                && doomed.allSatisfy { Daemon.children(of: $0).contains { Daemon.commandLine($0).contains("job-run") } }
+                && doomed.allSatisfy { Daemon.runningJobProcess(of: $0) != nil }
         }
         let frozenJob = try #require(try runningJob(of: frozen))
         // Freeze the host: the worker and its job process.

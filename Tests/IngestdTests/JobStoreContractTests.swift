@@ -244,7 +244,7 @@ import Transcode
             // and is killed in that state, however fast or slow the host.
             let pid = worker!.pid
             try Daemon.step(pid, timeout: 240, "a job in flight, none half filed") {
-                Daemon.children(of: pid).contains { Daemon.commandLine($0).contains("job-run") } && !ids.contains(where: stores.halfFiled)
+                Daemon.runningJobProcess(of: pid) != nil && !ids.contains(where: stores.halfFiled)
             }
             kill(pid, SIGKILL)
             worker = nil
