@@ -14,7 +14,7 @@ struct BucketTranscodeTests {
 
     @Test func aVideoInABucketIsPublishedToABucketAndPlaysFromIt() throws {
         let server = try ObjectStoreServer(name: "transcode", publicRead: true)
-        _ = try S3Check.run(server, ["put", server.bucket, "uploads/clip.mp4", Paths.sample("portrait_rotated.mp4")])
+        _ = try S3Check.run(server, ["put", server.bucket, "uploads/clip.mp4", Paths.smallSample])
         let result = try Self.ingestd(server, ["transcode", "s3://media/uploads/clip.mp4", "--out", "s3://media/out/abc", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let keys = try #require(try S3Check.run(server, ["list", server.bucket, "out/abc/"]) as? [String])
@@ -41,7 +41,7 @@ struct BucketTranscodeTests {
         let played = try Tool.run("ffmpeg", ["-v", "error", "-i", master, "-map", "0:v:0", "-f", "null", "-"])
         #expect(played.status == 0, "\(played.stderr)")
         let duration = try Tool.ffprobe(["-show_entries", "format=duration", "\(server.endpoint)/media/out/abc/\(version)/360p/index.m3u8"])
-        let source = try Tool.ffprobe(["-show_entries", "format=duration", Paths.sample("portrait_rotated.mp4")])
+        let source = try Tool.ffprobe(["-show_entries", "format=duration", Paths.smallSample])
         let played360 = try #require((duration["format"] as? [String: Any])?.double("duration"))
         let sourceSeconds = try #require((source["format"] as? [String: Any])?.double("duration"))
         #expect(abs(played360 - sourceSeconds) < 0.1, "360p plays \(played360) s of \(sourceSeconds) s")

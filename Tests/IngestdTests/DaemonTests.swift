@@ -146,15 +146,18 @@ import Transcode
     @Test func sigtermLetsTheJobInFlightFinish() throws {
         let (spool, cdn) = freshSpool("term")
         let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--grace", "120"])
-        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "p.mp4")
-        try Daemon.wait(timeout: 60, "the job to start") {
-            Daemon.entries("\(spool)/work").contains { FileManager.default.fileExists(atPath: "\(spool)/work/\($0)/progress.json") }
-        }
+        try Daemon.drop(Paths.smallSample, into: spool, as: "p.mp4")
+        // The daemon runs in the test's steps until its job process runs; the job is then held
+        // while the signal arrives, so the signal finds it in flight however busy the host is.
+        try Daemon.step(daemon.pid, timeout: 60, "the job to start") { Daemon.runningJobProcess(of: daemon.pid) != nil }
+        let job = try #require(Daemon.runningJobProcess(of: daemon.pid))
+        kill(job, SIGSTOP)
         // The job runs in its own process group: a signal to the daemon's group (a terminal's
         // Ctrl-C) does not reach it; the daemon decides when it stops.
-        let job = try #require(Daemon.children(of: daemon.pid).first)
         #expect(Daemon.processGroup(job) == job && Daemon.processGroup(job) != Daemon.processGroup(daemon.pid))
         kill(daemon.pid, SIGTERM)
+        kill(daemon.pid, SIGCONT)
+        kill(job, SIGCONT)
         daemon.process.waitUntilExit()
         #expect(daemon.process.terminationStatus == 0)
         try assertExactlyOnce(spool: spool, cdn: cdn, uploads: 1)
@@ -167,14 +170,13 @@ import Transcode
     @Test func sigtermPastTheGraceKillsAStuckJobAndKeepsItsUpload() throws {
         let (spool, cdn) = freshSpool("term-kill")
         var daemon: Daemon? = try Daemon(spool: spool, cdn: cdn, extra: ["--grace", "1"])
-        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "stuck.mp4")
-        try Daemon.wait(timeout: 60, "the job to start") {
-            Daemon.entries("\(spool)/work").contains { FileManager.default.fileExists(atPath: "\(spool)/work/\($0)/progress.json") }
-        }
-        let job = try #require(Daemon.children(of: daemon!.pid).first)
+        try Daemon.drop(Paths.smallSample, into: spool, as: "stuck.mp4")
+        try Daemon.step(daemon!.pid, timeout: 60, "the job to start") { Daemon.runningJobProcess(of: daemon!.pid) != nil }
+        let job = try #require(Daemon.runningJobProcess(of: daemon!.pid))
         #expect(kill(job, SIGSTOP) == 0)
         let stopping = Date()
         kill(daemon!.pid, SIGTERM)
+        kill(daemon!.pid, SIGCONT)
         daemon!.process.waitUntilExit()
         let took = Date().timeIntervalSince(stopping)
         // About 6 s alone (grace, then SIGTERM, then SIGKILL 5 s later); the bound is a hang guard.

@@ -14,7 +14,7 @@ struct DurableSegmentTests {
         let out = "\(base)/out"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Paths.binary)
-        process.arguments = ["transcode", Paths.sample("portrait_rotated.mp4"), "--out", out]
+        process.arguments = ["transcode", Paths.smallSample, "--out", out]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -45,7 +45,7 @@ struct FleetTests {
     func stage(_ samples: [String], in base: String) throws -> (uploads: String, paths: [String]) {
         let uploads = "\(base)/uploads"
         try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
-        let paths = samples.map { "\(uploads)/\($0)" }
+        let paths = samples.map { "\(uploads)/\(($0 as NSString).lastPathComponent)" }
         for (sample, path) in zip(samples, paths) where !FileManager.default.fileExists(atPath: path) {
             try FileManager.default.copyItem(atPath: Paths.sample(sample), toPath: path)
         }
@@ -141,11 +141,11 @@ struct FleetTests {
         let base = Paths.scratch("fleet-three")
         try? FileManager.default.removeItem(atPath: base)
         let cdn = "\(base)/cdn"
-        let inputs = ["portrait_rotated.mp4", "landscape_60fps.mp4", "portrait_rotated.mp4", "hdr_hlg.mp4", "noaudio_odd.webm", "landscape_60fps.mp4"]
+        let inputs = [Paths.smallSample, "landscape_60fps.mp4", Paths.smallSample, "hdr_hlg.mp4", "noaudio_odd.webm", "landscape_60fps.mp4"]
         try FileManager.default.createDirectory(atPath: "\(base)/uploads", withIntermediateDirectories: true)
         var paths: [String] = []
         for (index, name) in inputs.enumerated() {
-            let path = "\(base)/uploads/\(index)-\(name)"
+            let path = "\(base)/uploads/\(index)-\((name as NSString).lastPathComponent)"
             try FileManager.default.copyItem(atPath: Paths.sample(name), toPath: path)
             paths.append(path)
         }
@@ -199,7 +199,7 @@ struct FleetTests {
         let base = Paths.scratch("fleet-restart")
         try? FileManager.default.removeItem(atPath: base)
         let cdn = "\(base)/cdn"
-        let names = ["portrait_rotated.mp4", "landscape_60fps.mp4", "hdr_hlg.mp4", "noaudio_odd.webm"]
+        let names = [Paths.smallSample, "landscape_60fps.mp4", "hdr_hlg.mp4", "noaudio_odd.webm"]
         let (uploads, paths) = try stage(names, in: base)
         let (submitted, jobs) = try submit(server.url, paths, uploads: uploads)
         #expect(submitted.status == 0, "\(submitted.stderr)")

@@ -113,7 +113,7 @@ import Transcode
     @Test func killNineMidBatchThenRerunFinishesWithNothingHalfPublished() throws {
         let batch = try freshBatch("kill", broken: false)
         for index in 0..<3 {
-            try FileManager.default.copyItem(atPath: Paths.sample("portrait_rotated.mp4"), toPath: "\(batch.archive)/p\(index).mp4")
+            try FileManager.default.copyItem(atPath: Paths.smallSample, toPath: "\(batch.archive)/p\(index).mp4")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Paths.binary)
@@ -124,7 +124,9 @@ import Transcode
         // manifest.json is switched last: once it is there, that video is completely published.
         // (Killed between its master.m3u8 and manifest.json, a rerun switches the finished version
         // without re-encoding and reports it "published", not "skipped".)
-        try Daemon.wait(timeout: 120, "the first video to be published") {
+        // It runs in the test's steps until then, and is killed stopped: the batch is mid-way
+        // however fast its jobs are.
+        try Daemon.step(process.processIdentifier, timeout: 120, "the first video to be published") {
             Daemon.entries(batch.cdn).contains { FileManager.default.fileExists(atPath: "\(batch.cdn)/\($0)/manifest.json") }
         }
         kill(process.processIdentifier, SIGKILL)

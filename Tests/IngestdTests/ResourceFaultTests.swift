@@ -23,7 +23,7 @@ struct ResourceFaultTests {
         let filler = "\(cdn)/.filler"
         try Data(count: Int(Int64(info.f_bavail) * Int64(info.f_frsize) - 400_000)).write(to: URL(fileURLWithPath: filler))
         let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--max-attempts", "1", "--min-free", "100K"])
-        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "big.mp4")
+        try Daemon.drop(Paths.smallSample, into: spool, as: "big.mp4")
         // The release is counted once the store has recorded it (its event): wait for the count.
         try Daemon.wait(timeout: 60, "the attempt to fail on the full disk, counted released") {
             (Daemon.events(spool).contains { $0["event"] as? String == "interrupted" }
@@ -37,7 +37,7 @@ struct ResourceFaultTests {
         #expect(try HostFaultTests().attempts(spool, id) == 0, "no attempt charged")
         #expect(Daemon.entries(cdn) == [id], "published once, no staging left: \(Daemon.entries(cdn))")
         let played = try Tool.ffprobe(["-show_entries", "format=duration", Checks.published("\(cdn)/\(id)", "360p/index.m3u8")])
-        let source = try Tool.ffprobe(["-show_entries", "format=duration", Paths.sample("portrait_rotated.mp4")])
+        let source = try Tool.ffprobe(["-show_entries", "format=duration", Paths.smallSample])
         #expect(abs(((played["format"] as? [String: Any])?.double("duration") ?? 0) - ((source["format"] as? [String: Any])?.double("duration") ?? 0)) < 0.2)
         _ = daemon
     }
@@ -56,7 +56,7 @@ struct ResourceFaultTests {
         let filler = "\(cdn)/.filler"
         try Data(count: Int(Int64(info.f_bavail) * Int64(info.f_frsize) - 2_000_000)).write(to: URL(fileURLWithPath: filler))
         let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--min-free", "8M"])
-        try Daemon.drop(Paths.sample("portrait_rotated.mp4"), into: spool, as: "waits.mp4")
+        try Daemon.drop(Paths.smallSample, into: spool, as: "waits.mp4")
         let metrics = { HostFaultTests().metrics(spool) }
         try Daemon.wait(timeout: 30, "the host to say it is not ready") { metrics().contains("ingestd_host_ready 0") }
         sleep(3)

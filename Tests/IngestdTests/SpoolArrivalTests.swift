@@ -116,7 +116,7 @@ import Transcode
                     case "big": try makeSparse(path, bytes: 2_000_000)
                     case "link": #expect(symlink(Paths.sample("hdr_hlg.mp4"), path) == 0)
                     case "junk": try Data(String(repeating: "\(name): not a video\n", count: 20).utf8).write(to: URL(fileURLWithPath: path))
-                    case "clip": try FileManager.default.copyItem(atPath: Paths.sample("hdr_hlg.mp4"), toPath: path)
+                    case "clip": try clip.write(to: URL(fileURLWithPath: path))
                     default:
                         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
                         try clip.write(to: URL(fileURLWithPath: "\(path)/clip1.mp4"))
