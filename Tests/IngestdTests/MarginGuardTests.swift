@@ -95,6 +95,32 @@ import Testing
         #expect(held.state != "T", "a job whose video cannot show never waits its turn")
     }
 
+    /// The earliest deadline first among shown videos: while one is short, one ahead by more than
+    /// `resumeAbove` stops, and goes on once it is down to halfway between the bounds, or once
+    /// none is short.
+    @Test func aShownVideoAheadGivesTheCPUToOneThatIsShort() throws {
+        let margins = MarginGuard(policy: .init(pauseBelow: 4, resumeAbove: 8))
+        let ahead = try Sleeper(), short = try Sleeper()
+        let a = margins.register(pid: ahead.pid, shows: true), b = margins.register(pid: short.pid, shows: true)
+        margins.listed(a, .init(seconds: 100, ended: false))
+        margins.listed(b, .init(seconds: 2, ended: false))  // just shown with 2 s listed
+        margins.evaluate()
+        try Daemon.wait(timeout: 10, "the video ahead yields to the short one") { ahead.state == "T" }
+        #expect(short.state != "T")
+        margins.listed(a, .init(seconds: 7, ended: false))
+        margins.evaluate()
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(ahead.state == "T", "7 s ahead, over halfway (6): still yielding")
+        margins.listed(a, .init(seconds: 5, ended: false))
+        margins.evaluate()
+        try Daemon.wait(timeout: 10, "down to halfway: it goes on") { ahead.state != "T" }
+        margins.listed(a, .init(seconds: 100, ended: false))
+        margins.listed(b, .init(seconds: 5, ended: false))
+        margins.evaluate()
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(ahead.state != "T", "none short: far ahead, it runs (no video waits to be shown)")
+    }
+
     /// A video whose gate opened is shown only while every shown, growing one is at least twice
     /// the margin ahead (or once it is whole): two shown while one catches up would both fall
     /// behind.

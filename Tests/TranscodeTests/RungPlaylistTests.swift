@@ -62,6 +62,18 @@ struct PlayableGateTests {
         #expect(PlayableGate.recentSpeed(&history, least: .infinity, elapsed: 23, window: 5) == .infinity, "every rung ended")
     }
 
+    /// The seconds before the first listing are the pipeline filling, not the pace: a ladder
+    /// that lists its first half second after 2 s, then a second per second, runs at 1×.
+    @Test func thePaceCountsFromTheFirstListing() {
+        var history: [(elapsed: Double, least: Double)] = []
+        #expect(PlayableGate.recentSpeed(&history, least: 0, elapsed: 1.5, window: 5) == 0)
+        #expect(PlayableGate.recentSpeed(&history, least: 0.5, elapsed: 2, window: 5) == 0.25, "one listing: the whole run's average")
+        #expect(PlayableGate.recentSpeed(&history, least: 1, elapsed: 2.5, window: 5) == 0.4, "listed for less than a second: still the average")
+        #expect(PlayableGate.recentSpeed(&history, least: 2, elapsed: 3.5, window: 5) == 1, "from the first listing on: 1.5 s in 1.5 s")
+        let needed = PlayableGate.secondsNeeded(targetDuration: 1, totalSeconds: 20, speed: 1 * PlayableGate.paceTrust)
+        #expect(abs(needed - 3.8) < 1e-9, "shown with 3.8 s of 20 listed (the run's average, 0.57×, would ask 9.7): \(needed)")
+    }
+
     @Test func theGateOpensOnceWhenEveryRungListsEnough() throws {
         let gate = PlayableGate(rungs: 2, targetDuration: 1, totalSeconds: 3)
         var opened: [Double] = []

@@ -13,7 +13,9 @@ import Synchronization
 /// no other is claimed; otherwise a turn lasts at most ``Policy/turn`` (a video slow to open its
 /// gate does not hold the others for long), then they all run. A
 /// shown video far enough ahead (over ``Policy/yieldAbove``) yields to that one, stopped until
-/// its margin is back to ``Policy/resumeAbove``: the earliest deadline runs first. A video whose
+/// its margin is back to ``Policy/resumeAbove``: the earliest deadline runs first. So does a
+/// shown video over ``Policy/resumeAbove`` while another is short, down to halfway between the
+/// bounds (a video just shown with little listed gets the CPU the others can spare). A video whose
 /// gate opened is shown only while every shown one is that far ahead (``mayShow(_:)``). A policy
 /// whose ``Policy/pauseBelow`` is 0 stops nothing (the margins are still measured).
 ///
@@ -185,7 +187,13 @@ public final class MarginGuard: Sendable {
             for (id, entry) in state.entries {
                 let waits: Bool
                 if let margin = entry.margin?.seconds(at: now) {  // shown: yields while far ahead
-                    waits = oneRuns && margin.isFinite && margin > (entry.pausedSince == nil ? policy.yieldAbove : policy.resumeAbove)
+                    let paused = entry.pausedSince != nil
+                    let toUnshown = oneRuns && margin > (paused ? policy.resumeAbove : policy.yieldAbove)
+                    // The earliest deadline first: while a shown video is short, those ahead
+                    // give it the CPU, down to halfway between the bounds.
+                    let toShort = (smallest ?? .infinity) < policy.pauseBelow
+                        && margin > (paused ? (policy.pauseBelow + policy.resumeAbove) / 2 : policy.resumeAbove)
+                    waits = margin.isFinite && (toUnshown || toShort)
                 } else {
                     waits = state.holding || (entry.shows && turnLasts && id != first)
                 }

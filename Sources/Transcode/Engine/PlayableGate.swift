@@ -42,17 +42,28 @@ final class PlayableGate: @unchecked Sendable {
         return min(totalSeconds, max(margin, totalSeconds - max(0, speed) * (totalSeconds - margin)))
     }
 
-    /// Seconds listed per second run over the last `window` seconds (the whole run until it has
-    /// run that long), `least` listed after `elapsed` seconds run; `history` keeps the listings
-    /// seen (each change, with when), trimmed to the window.
+    /// Seconds listed per second run over the last `window` seconds, `least` listed after
+    /// `elapsed` seconds run; `history` keeps the listings seen (each change, with when), trimmed
+    /// to the window. The pace is taken from the first listing on (or the window's start, if
+    /// later): the seconds before anything is listed are the pipeline filling (codecs opening,
+    /// the encoders' lookahead), a delay the viewer never sees again, not the pace the rest comes
+    /// at. Until the ladder has listed for ``minimumSpan`` seconds, the whole run's average (the
+    /// cautious figure) is the speed.
     static func recentSpeed(_ history: inout [(elapsed: Double, least: Double)], least: Double, elapsed: Double,
                             window: Double = PlayableGate.window) -> Double {
         guard least.isFinite, elapsed > 0 else { return least.isFinite ? 0 : .infinity }
         if history.last?.least != least { history.append((elapsed, least)) }
-        guard let base = history.lastIndex(where: { $0.elapsed <= elapsed - window }) else { return least / elapsed }
-        history.removeFirst(base)
-        return (least - history[0].least) / (elapsed - history[0].elapsed)
+        if let base = history.lastIndex(where: { $0.elapsed <= elapsed - window }) { history.removeFirst(base) }
+        guard let start = history.first(where: { $0.least > 0 }), elapsed - start.elapsed >= minimumSpan else { return least / elapsed }
+        return (least - start.least) / (elapsed - start.elapsed)
     }
+
+    /// How long a ladder must have listed before its pace is measured from its first listing.
+    static let minimumSpan = 1.0
+    /// The share of its measured pace the gate counts on: a pace measured over a few seconds, on
+    /// a host whose other jobs come and go, may be a tenth too fast. A ladder at 1× measured is
+    /// shown with the listing a 0.9× one needs (3.8 s of a 20 s video, not 2).
+    static let paceTrust = 0.9
 
     /// Never opens from now on (the run failed).
     func close() {
@@ -69,7 +80,7 @@ final class PlayableGate: @unchecked Sendable {
         let least = zip(listed, ended).map { $1 ? Double.infinity : $0 }.min() ?? 0
         let speed = Self.recentSpeed(&history, least: least, elapsed: clock.elapsed)
         let wasOpen = opened
-        let opens = !opened && least >= Self.secondsNeeded(targetDuration: targetDuration, totalSeconds: totalSeconds, speed: speed)
+        let opens = !opened && least >= Self.secondsNeeded(targetDuration: targetDuration, totalSeconds: totalSeconds, speed: speed * Self.paceTrust)
         if opens { opened = true }
         let open = self.open
         let allEnded = ended.allSatisfy { $0 }
