@@ -120,7 +120,7 @@ import Transcode
         try? FileManager.default.removeItem(atPath: base)
         let spool = "\(base)/spool", cdn = "\(base)/cdn"
         let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--jobs", "2"])
-        let sample = Paths.sample("hdr_hlg.mp4")
+        let sample = Paths.sample("upload/clip1.mp4")
         let names: [[UInt8]] = ["result.json", "progress.json", "job.json", "reason.json", "manifest.json", "upload",
                                 "upload.json", "new\nline.mp4"].map { Array($0.utf8) } + [Array("bad-".utf8) + [0xff, 0xfe, 0x0a] + Array(".mp4".utf8)]
         for (index, raw) in names.enumerated() {

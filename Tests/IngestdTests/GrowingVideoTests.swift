@@ -230,7 +230,7 @@ struct GrowingVideoTests {
     /// `--hold`: nothing of the video is visible before it is done, and it is published whole
     /// (today's layout: no version directory).
     @Test func holdShowsNothingUntilTheEnd() async throws {
-        let upload = try await Self.appUpload(seconds: 20)
+        let upload = Paths.smallSample
         let (spool, cdn) = Self.setUp("hold")
         let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--hold"])
         try Daemon.drop(upload, into: spool, as: "clip.mp4")

@@ -94,9 +94,9 @@ import Transcode
         try FileManager.default.createSymbolicLink(atPath: "\(spool)/incoming/link-out.mp4", withDestinationPath: outside)
         try FileManager.default.createSymbolicLink(atPath: "\(spool)/incoming/link-dev.mp4", withDestinationPath: "/dev/zero")
         try FileManager.default.createSymbolicLink(atPath: "\(spool)/incoming/loop.mp4", withDestinationPath: "\(spool)/incoming/loop.mp4")
-        try Daemon.drop(Paths.sample("hdr_hlg.mp4"), into: spool, as: "new\nline\u{7}bell.mp4")
+        try Daemon.drop(Paths.sample("upload/clip1.mp4"), into: spool, as: "new\nline\u{7}bell.mp4")
         // Names that would be options or paths if they ever reached a command line or a join.
-        try Daemon.drop(Paths.sample("hdr_hlg.mp4"), into: spool, as: "--out=..\\..\\etc.mp4")
+        try Daemon.drop(Paths.sample("upload/clip1.mp4"), into: spool, as: "--out=..\\..\\etc.mp4")
         // Same name twice (one after the other): two uploads, two ids.
         try Daemon.drop(Paths.sample("noaudio_odd.webm"), into: spool, as: "same.webm")
         try Daemon.wait(timeout: 60, "the first same.webm to be claimed") { !FileManager.default.fileExists(atPath: "\(spool)/incoming/same.webm") }
@@ -104,7 +104,7 @@ import Transcode
         // A non-UTF-8 name, created with the raw bytes.
         let rawName: [UInt8] = Array("\(spool)/incoming/bad-".utf8) + [0xff, 0xfe] + Array(".mp4".utf8) + [0]
         let hidden = "\(spool)/incoming/.raw.part"
-        try FileManager.default.copyItem(atPath: Paths.sample("hdr_hlg.mp4"), toPath: hidden)
+        try FileManager.default.copyItem(atPath: Paths.sample("upload/clip1.mp4"), toPath: hidden)
         #expect(rawName.withUnsafeBufferPointer { rename(hidden, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) } == 0)
         try Daemon.wait(timeout: 120, "all hostile uploads to be filed") {
             Daemon.settled(spool) && Daemon.entries("\(spool)/archive").count + Daemon.entries("\(spool)/rejected").count >= 8
