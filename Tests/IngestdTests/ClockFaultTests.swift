@@ -75,7 +75,7 @@ struct ClockFaultTests {
         let fleet = try Fleet("clock-alone\(offset)")
         let (worker, http) = try fleet.worker("worker", launcher: Self.faketime(offset))
         let submitted = Date()
-        let id = try fleet.submit("clip.mp4")
+        let id = try fleet.submit("clip.mp4", sample: "upload/clip1.mp4")
         let took = try fleet.delivered(id, since: submitted)
         print("clock \(offset): published and delivered \(took) s after submit")
         #expect(try fleet.state(id).hasPrefix("published"))
