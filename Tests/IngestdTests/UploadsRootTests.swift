@@ -64,7 +64,7 @@ import Transcode
     }
 
     /// The uploads mount disappears (a bind mount unmounted: an empty directory is left) with
-    /// Six jobs queued: the host reports not ready and charges none of them an attempt; once the
+    /// six jobs queued: the host reports not ready and charges none of them an attempt; once the
     /// mount is back it is ready again by itself and publishes them all.
     @Test(.enabled(if: MountSupport.available && PostgresServer.binaries != nil, "needs root (mount) and PostgreSQL"))
     func aHostThatLosesItsUploadsMountChargesNoJob() throws {
