@@ -34,7 +34,8 @@ struct WorkerOptions: ParsableArguments {
     @Option(help: ArgumentHelp("""
         Seconds a video shown while it grows must keep ahead of its earliest viewer: under it, \
         jobs not yet shown wait (stopped, their wait not charged to --job-timeout) and none is \
-        claimed, until every shown video is twice that ahead; while one grows in view, the others \
+        claimed, until every shown video is twice that ahead, and a shown video twice that ahead \
+        yields to one under it; while one grows in view, the others \
         take turns, a shown video three times that ahead yields to them, and another is shown \
         only while every shown one is twice that ahead. 0: nothing waits (docs/OUTPUT.md).
         """, valueName: "seconds"))
