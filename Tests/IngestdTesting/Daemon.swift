@@ -64,6 +64,17 @@ public final class Daemon {
         return job!
     }
 
+    /// The job process worker `pid` starts, the worker run in ``step(_:timeout:_:until:)``'s steps
+    /// until there is one and left stopped (`SIGCONT` it to go on).
+    public static func steppedJobProcess(of pid: Int32, timeout: Double = 60) throws -> Int32 {
+        var job: Int32?
+        try step(pid, timeout: timeout, "a job process of \(pid)") {
+            job = runningJobProcess(of: pid)
+            return job != nil
+        }
+        return job!
+    }
+
     /// Stops process `pid` and lets it run only in 50 ms steps until `done`, then leaves it
     /// stopped (`SIGCONT` it to go on): a busy host can neither hurry it past `done` nor slow
     /// the test's view of it.

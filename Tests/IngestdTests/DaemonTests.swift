@@ -149,8 +149,7 @@ import Transcode
         try Daemon.drop(Paths.smallSample, into: spool, as: "p.mp4")
         // The daemon runs in the test's steps until its job process runs; the job is then held
         // while the signal arrives, so the signal finds it in flight however busy the host is.
-        try Daemon.step(daemon.pid, timeout: 60, "the job to start") { Daemon.runningJobProcess(of: daemon.pid) != nil }
-        let job = try #require(Daemon.runningJobProcess(of: daemon.pid))
+        let job = try Daemon.steppedJobProcess(of: daemon.pid)
         kill(job, SIGSTOP)
         // The job runs in its own process group: a signal to the daemon's group (a terminal's
         // Ctrl-C) does not reach it; the daemon decides when it stops.
@@ -171,8 +170,7 @@ import Transcode
         let (spool, cdn) = freshSpool("term-kill")
         var daemon: Daemon? = try Daemon(spool: spool, cdn: cdn, extra: ["--grace", "1"])
         try Daemon.drop(Paths.smallSample, into: spool, as: "stuck.mp4")
-        try Daemon.step(daemon!.pid, timeout: 60, "the job to start") { Daemon.runningJobProcess(of: daemon!.pid) != nil }
-        let job = try #require(Daemon.runningJobProcess(of: daemon!.pid))
+        let job = try Daemon.steppedJobProcess(of: daemon!.pid)
         #expect(kill(job, SIGSTOP) == 0)
         let stopping = Date()
         kill(daemon!.pid, SIGTERM)
