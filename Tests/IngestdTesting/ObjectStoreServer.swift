@@ -72,9 +72,10 @@ public final class ObjectStoreServer: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: "\(directory)/data", withIntermediateDirectories: true)
         process = Process()
         process.executableURL = URL(fileURLWithPath: weed)
-        process.arguments = ["mini", "-dir=\(directory)/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-s3.config=\(directory)/s3.json",
+        // Its logs and the gateway's socket in the server's directory, not left behind in /tmp.
+        process.arguments = ["-logdir=\(directory)", "mini", "-dir=\(directory)/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-s3.config=\(directory)/s3.json",
                              "-admin.ui=false", "-webdav=false", "-master.telemetry=false", "-s3.port.iceberg=0", "-s3.port.lance=0",
-                             "-bucket=\(bucket)", "-filer.localSocket=\(directory)/filer.sock"]
+                             "-bucket=\(bucket)", "-filer.localSocket=\(directory)/filer.sock", "-s3.localSocket=\(directory)/s3.sock"]
             + Self.portNames.map { "-\($0)=\(ports[$0]!)" }
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardInput = FileHandle.nullDevice
