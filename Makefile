@@ -62,12 +62,12 @@ release-static: deps
 	$(SWIFT) build -c $(STATIC_CONFIG) --product ingestd --static-swift-stdlib $(STATIC_FOUNDATION)
 
 # Man pages, one per subcommand, made from the binary's own help by swift-argument-parser's
-# generate-manual tool (built from the checkout SwiftPM already has).
+# generate-manual tool (a product of the dependency, built in this package's debug build: its
+# ArgumentParser is the one `make test` and `make demo` compiled already).
 man: release-static
-	$(SWIFT) build --package-path .build/checkouts/swift-argument-parser --scratch-path .build/generate-manual \
-		--product generate-manual
+	$(SWIFT) build --product generate-manual
 	rm -rf .build/man && mkdir -p .build/man
-	.build/generate-manual/debug/generate-manual .build/$(STATIC_CONFIG)/ingestd --multi-page --output-directory .build/man
+	.build/debug/generate-manual .build/$(STATIC_CONFIG)/ingestd --multi-page --output-directory .build/man
 
 # Builds release-static and the man pages, then installs the binary with the presets (found by
 # the binary in BIN/../share/ingestd/presets), the man pages, the systemd units (their paths
