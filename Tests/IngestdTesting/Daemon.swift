@@ -77,20 +77,22 @@ public final class Daemon {
 
     /// Stops process `pid` and lets it run only in 50 ms steps until `done`, then leaves it
     /// stopped (`SIGCONT` it to go on): a busy host can neither hurry it past `done` nor slow
-    /// the test's view of it.
+    /// the test's view of it. `done` is asked between steps, while it is stopped, and the next
+    /// step follows at once: the process runs at its own pace but for the checks, so a job whose
+    /// gate judges its pace is judged on that, not on a fraction the test's waits would leave it.
     public static func step(_ pid: Int32, timeout: Double, _ what: String, until done: () -> Bool) throws {
         try step([pid], timeout: timeout, what, until: done)
     }
 
     /// ``step(_:timeout:_:until:)`` for several processes, stepped together.
     public static func step(_ pids: [Int32], timeout: Double, _ what: String, until done: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
         for pid in pids { kill(pid, SIGSTOP) }
-        try wait(timeout: timeout, what) {
-            if done() { return true }
+        while !done() {
+            guard Date() < deadline else { throw Tool.ProbeFailure(message: "timed out stepping until \(what)") }
             for pid in pids { kill(pid, SIGCONT) }
             usleep(50_000)
             for pid in pids { kill(pid, SIGSTOP) }
-            return false
         }
     }
 
