@@ -75,11 +75,15 @@ struct JobRunCommand: AsyncParsableCommand {
             let progressPath = request.progressPath
             var last = ContinuousClock.now - .seconds(10)
             var plannedAt: Date?
+            var totalSeconds: Double?
             var shown: JobPlayable?
             for await event in events {
-                if case .planned = event { plannedAt = Date() }
+                if case .planned(let plan) = event {
+                    plannedAt = Date()
+                    totalSeconds = plan.estimatedSeconds
+                }
                 if case .playable(let seconds) = event, let path = request.playablePath {
-                    shown = JobPlayable(seconds: seconds, at: Date(), startedAt: started, plannedAt: plannedAt)
+                    shown = JobPlayable(seconds: seconds, at: Date(), startedAt: started, plannedAt: plannedAt, totalSeconds: totalSeconds)
                     try? JSONFile.write(shown!, to: path)
                 }
                 if case .listed(let seconds, let ended) = event, let path = request.playablePath, var report = shown {

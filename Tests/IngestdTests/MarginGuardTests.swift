@@ -95,6 +95,26 @@ import Testing
         #expect(held.state != "T", "a job whose video cannot show never waits its turn")
     }
 
+    /// A turn counts only the time nothing grows in view: once the shown video is whole, the one
+    /// whose turn it is still runs alone for a whole turn, however long the shown one grew.
+    @Test func aTurnCountsOnlyWhileNoVideoGrowsInView() throws {
+        let margins = MarginGuard(policy: .init(pauseBelow: 4, resumeAbove: 8, turn: 30))
+        let shown = try Sleeper(), first = try Sleeper(), second = try Sleeper()
+        let a = margins.register(pid: shown.pid, shows: true)
+        let start = ContinuousClock.now
+        margins.listed(a, .init(seconds: 100, ended: false), at: start)
+        _ = margins.register(pid: first.pid, shows: true)
+        _ = margins.register(pid: second.pid, shows: true)
+        margins.evaluate(at: start + .seconds(40))  // 40 s in view: the first's turn lasts
+        try Daemon.wait(timeout: 10, "the second waits for the first's turn") { second.state == "T" }
+        margins.listed(a, .init(seconds: 100, ended: true), at: start + .seconds(40))
+        margins.evaluate(at: start + .seconds(69))
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(second.state == "T" && first.state != "T", "29 s of nothing in view: still the first's turn")
+        margins.evaluate(at: start + .seconds(71))
+        try Daemon.wait(timeout: 10, "the turn is over") { second.state != "T" }
+    }
+
     /// The earliest deadline first among shown videos: while one is short, one ahead by more than
     /// `resumeAbove` stops, and goes on once it is down to halfway between the bounds, or once
     /// none is short.
@@ -119,6 +139,50 @@ import Testing
         margins.evaluate()
         Thread.sleep(forTimeInterval: 0.1)
         #expect(ahead.state != "T", "none short: far ahead, it runs (no video waits to be shown)")
+    }
+
+    /// The margin a shown video is left with at its end, at the pace it ran lately: a wide margin
+    /// with much left to list at under 1× is short; near its end, or at 1×, it is the margin.
+    @Test func theProjectedMarginCountsThePaceOverWhatIsLeft() {
+        let shown = ContinuousClock.now
+        var margin = Margin(shownAt: shown, listing: .init(seconds: 12, ended: false, totalSeconds: 20))
+        #expect(margin.projected(at: shown) == 12, "no pace yet: the margin")
+        margin.record(.init(seconds: 12, ended: false, totalSeconds: 20), ran: 0)
+        margin.record(.init(seconds: 13, ended: false, totalSeconds: 20), ran: 2)
+        margin.record(.init(seconds: 14, ended: false, totalSeconds: 20), ran: 4)  // 0.5x
+        let now = shown + .seconds(4)
+        #expect(margin.seconds(at: now) == 10)
+        let expected: Double = 10 - 6 * (1 / 0.5 - 1)
+        #expect(margin.projected(at: now) == expected, "6 s left at 0.5x lose 6 s: 4 s at the end")
+        margin.record(.init(seconds: 19.5, ended: false, totalSeconds: 20), ran: 6)
+        let later = shown + .seconds(6)
+        let pace = (19.5 - 12) / 6
+        #expect(abs(margin.projected(at: later) - margin.seconds(at: later)) < 1e-9, "over 1x: the margin itself (\(pace))")
+        var stalled = Margin(shownAt: shown, listing: .init(seconds: 5, ended: false, totalSeconds: 20))
+        stalled.record(.init(seconds: 5, ended: false, totalSeconds: 20), ran: 0)
+        stalled.record(.init(seconds: 5, ended: false, totalSeconds: 20), ran: 3)
+        #expect(stalled.projected(at: shown + .seconds(3)) == -.infinity, "listing nothing with 15 s left: it runs dry")
+        var unsaid = Margin(shownAt: shown, listing: .init(seconds: 5, ended: false))
+        unsaid.record(.init(seconds: 5, ended: false), ran: 3)
+        #expect(unsaid.projected(at: shown + .seconds(3)) == 2, "no length said: the margin")
+    }
+
+    /// A shown video 10 s ahead but listing at 0.5x with 20 s left holds the claims and stops the
+    /// videos not yet shown, as one short of margin does; at 1x the same margin is ahead enough.
+    @Test func aShownVideoAheadButTooSlowForWhatIsLeftHoldsTheOthers() throws {
+        let margins = MarginGuard(policy: .init(pauseBelow: 4, resumeAbove: 8))
+        let shown = try Sleeper(), waiting = try Sleeper()
+        let a = margins.register(pid: shown.pid, shows: true), b = margins.register(pid: waiting.pid, shows: true)
+        let start = ContinuousClock.now
+        margins.listed(a, .init(seconds: 10, ended: false, totalSeconds: 40), at: start)
+        margins.listed(a, .init(seconds: 11.5, ended: false, totalSeconds: 40), at: start + .seconds(3))
+        margins.evaluate(at: start + .seconds(3))  // 8.5 s ahead, 28.5 s left at 0.5x: 20 s short at its end
+        try Daemon.wait(timeout: 10, "the job not yet shown stopped, as for a short margin") { waiting.state == "T" }
+        #expect(margins.claims(free: 2) == 0 && shown.state != "T")
+        margins.listed(a, .init(seconds: 16, ended: false, totalSeconds: 40), at: start + .seconds(6))
+        margins.evaluate(at: start + .seconds(6))  // 1x over the window: 10 s ahead is ahead
+        try Daemon.wait(timeout: 10, "the job not yet shown goes on (its turn)") { waiting.state != "T" }
+        _ = b
     }
 
     /// A video whose gate opened is shown only while every shown, growing one is at least twice

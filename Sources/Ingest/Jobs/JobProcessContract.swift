@@ -81,12 +81,15 @@ public struct JobPlayable: Codable, Sendable, Equatable {
     /// stages before the first segments (nil from a process that did not say).
     public var startedAt: Date?
     public var plannedAt: Date?
+    /// The video's planned length (nil from a process that did not say).
+    public var totalSeconds: Double?
 
-    public init(seconds: Double, at: Date, startedAt: Date? = nil, plannedAt: Date? = nil) {
+    public init(seconds: Double, at: Date, startedAt: Date? = nil, plannedAt: Date? = nil, totalSeconds: Double? = nil) {
         self.seconds = seconds
         self.at = at
         self.startedAt = startedAt
         self.plannedAt = plannedAt
+        self.totalSeconds = totalSeconds
     }
 
     /// The report as far as the worker believes it: the job process decodes hostile input and
@@ -99,11 +102,16 @@ public struct JobPlayable: Codable, Sendable, Equatable {
         var bounded = JobPlayable(seconds: seconds.isFinite ? min(max(seconds, 0), 86_400) : 0, at: clamp(at, from: planned ?? started ?? since),
                                   startedAt: started, plannedAt: planned)
         bounded.ended = ended
+        bounded.totalSeconds = totalSeconds
         return bounded
     }
 
-    /// What the report says of the ladder's length now.
-    public var listing: Margin.Listing { Margin.Listing(seconds: seconds, ended: ended ?? false) }
+    /// What the report says of the ladder's length now, its seconds and length kept within 0 and
+    /// a day (the job process decodes hostile input and may lie).
+    public var listing: Margin.Listing {
+        func day(_ value: Double) -> Double { value.isFinite ? min(max(value, 0), 86_400) : 0 }
+        return Margin.Listing(seconds: day(seconds), ended: ended ?? false, totalSeconds: totalSeconds.map(day))
+    }
 
     /// Seconds spent in each stage before the video could be shown, from `received` (the upload's
     /// arrival as the store saw it) to `shown`: to the job process's start (claim, input checks,

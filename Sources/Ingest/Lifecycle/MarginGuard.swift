@@ -4,14 +4,16 @@ import Synchronization
 /// Keeps every shown video ahead of its viewers, whatever the host takes on after it showed.
 ///
 /// A shown video's *margin* is the seconds its rungs list minus the seconds its earliest viewer
-/// (one who started at the show) could have played: ``Margin``. While any shown, growing
-/// video's margin is under ``Policy/pauseBelow``, the job processes of videos not yet shown are
+/// (one who started at the show) could have played: ``Margin``. Every rule below judges the margin
+/// a shown video is left with when it ends, at the pace it ran at lately (``Margin/projected(at:)``):
+/// on a host too slow to keep a video at 1×, a margin that looks wide now still runs dry. While any
+/// shown, growing video's margin is under ``Policy/pauseBelow``, the job processes of videos not yet shown are
 /// paused (`SIGSTOP`), and no job is claimed; once every margin is back over
 /// ``Policy/resumeAbove`` they go on (`SIGCONT`). The videos not yet shown take turns: the one
 /// claimed first runs, the others wait, so the CPU the shown ones leave makes one video playable
 /// soon rather than all of them late. While a video grows in view that lasts until it shows, and
-/// no other is claimed; otherwise a turn lasts at most ``Policy/turn`` (a video slow to open its
-/// gate does not hold the others for long), then they all run. A
+/// no other is claimed; otherwise a turn lasts at most ``Policy/turn`` of the time nothing grows in
+/// view (a video slow to open its gate does not hold the others for long), then they all run. A
 /// shown video far enough ahead (over ``Policy/yieldAbove``) yields to that one, stopped until
 /// its margin is back to ``Policy/resumeAbove``: the earliest deadline runs first. So does a
 /// shown video over ``Policy/resumeAbove`` while another is short, down to halfway between the
@@ -55,7 +57,11 @@ public final class MarginGuard: Sendable {
         var margin: Margin?
         var pausedSince: ContinuousClock.Instant?
         var pausedTotal = Duration.zero
+        /// Its wait before the show (what is left out of the time it ran since).
+        var pausedBeforeShow = Duration.zero
         var ranShort = false
+
+        func paused(at now: ContinuousClock.Instant) -> Duration { pausedTotal + (pausedSince.map { now - $0 } ?? .zero) }
     }
 
     private struct State {
@@ -88,15 +94,16 @@ public final class MarginGuard: Sendable {
     }
 
     /// The slot's video is shown, or lists more (`listing`, as its job process reported it).
-    public func listed(_ slot: Slot, _ listing: Margin.Listing) {
+    public func listed(_ slot: Slot, _ listing: Margin.Listing, at now: ContinuousClock.Instant = .now) {
         state.withLock { state in
             guard var entry = state.entries[slot.id] else { return }
             if entry.margin == nil {
-                Self.set(&entry, waiting: false, at: .now)  // shown: it goes on at once
-                entry.margin = Margin(shownAt: .now, listing: listing)
-            } else {
-                entry.margin!.listing = listing
+                Self.set(&entry, waiting: false, at: now)  // shown: it goes on at once
+                entry.margin = Margin(shownAt: now, listing: listing)
+                entry.pausedBeforeShow = entry.pausedTotal
             }
+            let ran = (now - entry.margin!.shownAt) - (entry.paused(at: now) - entry.pausedBeforeShow)
+            entry.margin!.record(listing, ran: ran.seconds)
             state.entries[slot.id] = entry
         }
     }
@@ -133,7 +140,7 @@ public final class MarginGuard: Sendable {
         let now = ContinuousClock.now
         return state.withLock { state in
             state.entries.allSatisfy { id, entry in
-                id == slot.id || (entry.margin?.seconds(at: now) ?? .infinity) >= policy.resumeAbove
+                id == slot.id || (entry.margin?.projected(at: now) ?? .infinity) >= policy.resumeAbove
             }
         }
     }
@@ -166,32 +173,35 @@ public final class MarginGuard: Sendable {
     public func evaluate(at now: ContinuousClock.Instant = .now) -> Bool {
         let (smallest, shortNow, admits) = state.withLock { state in
             var shortNow = 0
-            var smallest: Double?
+            var smallest: Double?, least: Double?  // the margin now, the projected one
             for (id, entry) in state.entries {
                 guard let margin = entry.margin?.seconds(at: now), margin.isFinite else { continue }  // not shown, or whole
                 smallest = min(smallest ?? .infinity, margin)
+                least = min(least ?? .infinity, entry.margin!.projected(at: now))
                 if margin < 0, !entry.ranShort {
                     state.entries[id]!.ranShort = true
                     shortNow += 1
                 }
             }
             let enabled = policy.pauseBelow > 0
-            if enabled, let smallest, smallest < policy.pauseBelow { state.holding = true }
-            if !enabled || (smallest ?? .infinity) >= policy.resumeAbove { state.holding = false }
+            if enabled, let least, least < policy.pauseBelow { state.holding = true }
+            if !enabled || (least ?? .infinity) >= policy.resumeAbove { state.holding = false }
             let growing = smallest != nil
             let unshown = state.entries.filter { $0.value.margin == nil && $0.value.shows }.keys
             let first = unshown.min()  // the one claimed first
-            if let first, state.entries[first]!.turnSince == nil { state.entries[first]!.turnSince = now }
+            // A turn counts the time it runs alone with nothing in view: not while a video grows
+            // in view (it lasts as long as that) nor while claims are held (it does not run).
+            if let first, growing || state.holding || state.entries[first]!.turnSince == nil { state.entries[first]!.turnSince = now }
             let turnLasts = first.map { growing || now - state.entries[$0]!.turnSince! < .seconds(policy.turn) } ?? false
             let oneRuns = !state.holding && first != nil  // a video waiting to be shown runs
             for (id, entry) in state.entries {
                 let waits: Bool
-                if let margin = entry.margin?.seconds(at: now) {  // shown: yields while far ahead
+                if let margin = entry.margin?.projected(at: now) {  // shown: yields while far ahead
                     let paused = entry.pausedSince != nil
                     let toUnshown = oneRuns && margin > (paused ? policy.resumeAbove : policy.yieldAbove)
                     // The earliest deadline first: while a shown video is short, those ahead
                     // give it the CPU, down to halfway between the bounds.
-                    let toShort = (smallest ?? .infinity) < policy.pauseBelow
+                    let toShort = (least ?? .infinity) < policy.pauseBelow
                         && margin > (paused ? (policy.pauseBelow + policy.resumeAbove) / 2 : policy.resumeAbove)
                     waits = margin.isFinite && (toUnshown || toShort)
                 } else {
