@@ -37,7 +37,8 @@ struct WorkerOptions: ParsableArguments {
         claimed, until every shown video is twice that ahead, and a shown video twice that ahead \
         yields to one under it; while one grows in view, the others \
         take turns, a shown video three times that ahead yields to them, and another is shown \
-        only while every shown one is twice that ahead. 0: nothing waits (docs/OUTPUT.md).
+        only while every shown one is twice that ahead. Each margin is the one a video is left \
+        with at its end at the pace it lists at lately. 0: nothing waits (docs/OUTPUT.md).
         """, valueName: "seconds"))
     var margin: Double = 4
 

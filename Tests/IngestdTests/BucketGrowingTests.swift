@@ -16,7 +16,7 @@ struct BucketGrowingTests {
         let daemon = try BucketFleetTests.Worker(["watch", "--spool", spool, "--cdn", "s3://media/cdn", "--jobs", "1", "--settle", "0.5",
                                                   "--backoff", "0.2", "--s3-endpoint", server.endpoint],
                                                  environment: server.environment, name: "bucket-growing")
-        try Daemon.drop(try await GrowingVideoTests.appUpload(seconds: 20), into: spool, as: "clip.mp4")
+        try Daemon.drop(try await GrowingVideoTests.growingUpload(), into: spool, as: "clip.mp4")
         var id = ""
         try Daemon.wait(timeout: 60, "the upload claimed") {
             id = Daemon.entries("\(spool)/work").first { !$0.hasPrefix(".") } ?? ""  // not a claim still under its hidden name

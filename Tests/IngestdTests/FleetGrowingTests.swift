@@ -17,7 +17,7 @@ struct FleetGrowingTests {
         try? FileManager.default.removeItem(atPath: base)
         let cdn = "\(base)/cdn", uploads = "\(base)/uploads"
         for directory in [cdn, uploads] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        try FileManager.default.copyItem(atPath: try await GrowingVideoTests.appUpload(seconds: 20), toPath: "\(uploads)/clip.mp4")
+        try FileManager.default.copyItem(atPath: try await GrowingVideoTests.growingUpload(), toPath: "\(uploads)/clip.mp4")
         let submitted = try Tool.run(Paths.binary, ["submit", "--database", server.url, "--uploads", uploads, "--json", "\(uploads)/clip.mp4"])
         let id = try #require((try? JSONSerialization.jsonObject(with: Data(submitted.stdout.utf8)) as? [[String: String]])?.first?["id"],
                               "\(submitted.stderr)")

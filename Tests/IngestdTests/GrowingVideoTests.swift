@@ -6,25 +6,20 @@ import Testing
 /// reader polling the CDN sees, what players do with it, and what a killed attempt leaves.
 @Suite(.offTheSharedPool)
 struct GrowingVideoTests {
-    /// An app upload (H.264 High@4.0, an IDR every second: passed through), `seconds` long, 1080×1920
-    /// unless said.
-    static func appUpload(seconds: Int, width: Int = 1080, height: Int = 1920) async throws -> String {
-        let size = width == 1080 && height == 1920 ? "" : "_\(width)x\(height)"
-        return try await Fixtures.shared.generated("app_growing_\(seconds)s\(size).mp4", [
-            "-f", "lavfi", "-i", "testsrc2=s=\(width)x\(height):r=30:d=\(seconds)", "-f", "lavfi",
-            "-i", "sine=f=440:d=\(seconds):sample_rate=48000",
+    /// The growing video these tests play: a 20 s 720×1280 app upload (H.264 High@4.0, an IDR
+    /// every second: three rungs, the top one passed through). Its job lists many times faster
+    /// than real time even on a slow, loaded host, so its gate opens after the first seconds
+    /// whatever the host (a 1080×1920 one needs about a core at 1× on a slow 2-core host: its
+    /// gate may rightly wait until near the end). The tests that look at it mid-flight step its
+    /// process (``Daemon/step(_:timeout:_:until:)``).
+    static func growingUpload() async throws -> String {
+        try await Fixtures.shared.generated("app_growing_20s_720x1280.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=s=720x1280:r=30:d=20", "-f", "lavfi", "-i", "sine=f=440:d=20:sample_rate=48000",
             "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-level", "4.0", "-pix_fmt", "yuv420p",
             "-x264-params", "keyint=30:min-keyint=30:scenecut=0", "-b:v", "2500k", "-maxrate", "3000k", "-bufsize", "1500k",
             "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709",
             "-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart"])
     }
-
-    /// The growing video these tests play: a 20 s 720×1280 app upload (three rungs, the top one
-    /// passed through). Its job lists many times faster than real time even on a slow, loaded
-    /// host, so its gate opens after the first seconds whatever the host (a 1080×1920 one needs
-    /// about a core at 1× on a slow 2-core host: its gate may rightly wait until near the end).
-    /// The tests that look at it mid-flight step its process (``Daemon/step(_:timeout:_:until:)``).
-    static func growingUpload() async throws -> String { try await appUpload(seconds: 20, width: 720, height: 1280) }
 
     static func setUp(_ name: String) -> (spool: String, cdn: String) {
         let base = Paths.scratch("growing-\(name)")

@@ -10,7 +10,7 @@ import Testing
     static let nobody = "65534"
 
     @Test func aShownVideoThatRunsShortHoldsTheClaimsOfAnUnprivilegedDaemon() async throws {
-        let long = try await GrowingVideoTests.appUpload(seconds: 20)
+        let long = try await GrowingVideoTests.growingUpload()
         let base = Paths.scratch("shown-margin")
         try? FileManager.default.removeItem(atPath: base)
         let spool = "\(base)/spool", cdn = "\(base)/cdn"
