@@ -21,6 +21,19 @@ struct JobPlayableTests {
         #expect(stages.values.allSatisfy { $0 >= 0 }, "\(stages)")
     }
 
+    /// The running report the margin guard keeps: a length or a listing no video has (negative,
+    /// not a number, longer than a day) is kept within 0 and a day, as the show report is.
+    @Test func aLyingListingIsBounded() {
+        var lying = JobPlayable(seconds: .nan, at: now, totalSeconds: -20)
+        #expect(lying.listing == Margin.Listing(seconds: 0, ended: false, totalSeconds: 0))
+        lying.seconds = 1e300
+        lying.totalSeconds = .infinity
+        #expect(lying.listing == Margin.Listing(seconds: 86_400, ended: false, totalSeconds: 0))
+        lying.totalSeconds = 1e12
+        #expect(lying.bounded(since: spawned, now: now).totalSeconds == 86_400)
+        #expect(JobPlayable(seconds: 3, at: now, totalSeconds: 20).listing == Margin.Listing(seconds: 3, ended: false, totalSeconds: 20))
+    }
+
     @Test func anHonestReportIsKeptAndSplitIntoStages() {
         let honest = JobPlayable(seconds: 2, at: spawned.addingTimeInterval(1.5), startedAt: spawned.addingTimeInterval(0.1),
                                  plannedAt: spawned.addingTimeInterval(0.3))

@@ -99,18 +99,19 @@ public struct JobPlayable: Codable, Sendable, Equatable {
         func clamp(_ date: Date, from earliest: Date) -> Date { min(max(date, earliest), now) }
         let started = startedAt.map { clamp($0, from: since) }
         let planned = plannedAt.map { clamp($0, from: started ?? since) }
-        var bounded = JobPlayable(seconds: seconds.isFinite ? min(max(seconds, 0), 86_400) : 0, at: clamp(at, from: planned ?? started ?? since),
-                                  startedAt: started, plannedAt: planned)
+        var bounded = JobPlayable(seconds: Self.withinADay(seconds), at: clamp(at, from: planned ?? started ?? since),
+                                  startedAt: started, plannedAt: planned, totalSeconds: totalSeconds.map(Self.withinADay))
         bounded.ended = ended
-        bounded.totalSeconds = totalSeconds
         return bounded
     }
+
+    /// Seconds a report may say: within 0 and a day (0 for what is not a number).
+    static func withinADay(_ seconds: Double) -> Double { seconds.isFinite ? min(max(seconds, 0), 86_400) : 0 }
 
     /// What the report says of the ladder's length now, its seconds and length kept within 0 and
     /// a day (the job process decodes hostile input and may lie).
     public var listing: Margin.Listing {
-        func day(_ value: Double) -> Double { value.isFinite ? min(max(value, 0), 86_400) : 0 }
-        return Margin.Listing(seconds: day(seconds), ended: ended ?? false, totalSeconds: totalSeconds.map(day))
+        Margin.Listing(seconds: Self.withinADay(seconds), ended: ended ?? false, totalSeconds: totalSeconds.map(Self.withinADay))
     }
 
     /// Seconds spent in each stage before the video could be shown, from `received` (the upload's
