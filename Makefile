@@ -231,11 +231,13 @@ bench: release
 	Benchmarks/reprocess.sh
 	@echo; Benchmarks/summary.sh
 
-# The transcode path under AddressSanitizer (samples, broken recordings, fuzzed mutants).
-asan: deps
+# The transcode path under AddressSanitizer (samples, broken recordings, fuzzed mutants), on the
+# sanitized build the fuzzers use.
+asan: fuzz-build
 	Tests/asan.sh
 
-# libFuzzer + AddressSanitizer build of the fuzz targets (probe/plan, upload.json, preset).
+# The one sanitized build (libFuzzer + AddressSanitizer): the fuzz targets (probe/plan,
+# upload.json, preset) and `ingestd-fuzz transcode`, the transcode path `make asan` runs.
 fuzz-build: deps
 	$(SWIFT) build -c release --product ingestd-fuzz --scratch-path .build-fuzz \
 		-Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
@@ -251,4 +253,4 @@ fuzz-ci: fuzz-build
 	Tests/fuzz/libfuzzer.sh 20
 
 clean:
-	rm -rf .build .build-asan .build-fuzz out bench-out
+	rm -rf .build .build-fuzz out bench-out

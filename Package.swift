@@ -101,12 +101,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        // Coverage-guided fuzzing of the probe/plan path and the upload.json and preset parsers
-        // (`make fuzz`); built plainly, it replays a corpus (the regression tests use it).
-        .executableTarget(name: "ingestd-fuzz", dependencies: ["Ingest", "Transcode"]),
-        // The transcode path alone, for the AddressSanitizer run (Tests/asan.sh): it builds
-        // without the fleet's and the webhooks' dependencies.
-        .executableTarget(name: "ingestd-asan", dependencies: [
+        // The sanitizers' harness (`make asan`, `make fuzz`): coverage-guided fuzzing of the
+        // probe/plan path and the upload.json and preset parsers, and the transcode job alone,
+        // without the fleet's and the webhooks' dependencies; built plainly, it replays a corpus
+        // (the regression tests use it).
+        .executableTarget(name: "ingestd-fuzz", dependencies: [
             "Ingest", "Transcode", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "TranscodeTests", dependencies: ["Transcode"]),

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The transcode path under AddressSanitizer: builds ingestd-asan (the transcode path alone,
-# TranscodeJob, without the fleet's dependencies) with --sanitize=address (into .build-asan) and
-# runs it over the samples, the broken real recordings in ../shared/media when
-# present, and fuzzed mutants. Fails on any AddressSanitizer report or on an exit status other
+# The transcode path under AddressSanitizer: `ingestd-fuzz transcode` (the transcode job alone,
+# without the fleet's dependencies) from the one sanitized build `make fuzz-build` makes
+# (libFuzzer's and AddressSanitizer's, in .build-fuzz), run over the samples, the broken real
+# recordings in ../shared/media when present, and fuzzed mutants. Fails on any AddressSanitizer report or on an exit status other
 # than 0 (published) or 65 (rejected as bad input).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build --sanitize=address --scratch-path .build-asan --product ingestd-asan
-bin=.build-asan/debug/ingestd-asan
+bin=.build-fuzz/release/ingestd-fuzz
+[ -x "$bin" ] || { echo "no $bin: run make asan (it builds it)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 Tests/fuzz/fuzz.py --seed 3 --count ${ASAN_MUTANTS:-12} --emit "$work/mutants"
@@ -17,7 +17,7 @@ ran=0; bad=0
 for f in "${inputs[@]}"; do
   out="$work/out-$ran"
   set +e
-  SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 "$bin" "$f" "$out" >/dev/null 2>"$work/err"
+  SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 "$bin" transcode "$f" "$out" >/dev/null 2>"$work/err"
   status=$?
   set -e
   ran=$((ran + 1))

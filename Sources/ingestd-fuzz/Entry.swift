@@ -1,10 +1,15 @@
 import Foundation
+import Ingest
+import Logging
+import Transcode
 
-// Built two ways (see Makefile `fuzz`):
-// - with `-sanitize=fuzzer -DFUZZING`: a libFuzzer binary; the target comes from
-//   INGESTD_FUZZ_TARGET (probe, upload, preset) and libFuzzer's own flags follow.
+// The sanitizers' one harness, built two ways (see the Makefile's `fuzz-build`):
+// - with `-sanitize=fuzzer,address -DFUZZING`: the build `make asan` and `make fuzz` share.
+//   `ingestd-fuzz transcode INPUT OUT` runs the transcode job under AddressSanitizer (Tests/asan.sh);
+//   anything else hands over to libFuzzer, its target from INGESTD_FUZZ_TARGET (probe, upload,
+//   preset) and libFuzzer's own flags after it.
 // - plain: `ingestd-fuzz TARGET FILE...` runs each file through the target once (corpus and
-//   regression replay in the tests), exiting 0 when none of them crashed.
+//   regression replay in the tests), exiting 0 when none of them crashed; `transcode` as above.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -23,6 +28,30 @@ enum FuzzEnvironment {
     }()
 }
 
+/// `transcode INPUT OUT`: the transcode path alone (``TranscodeJob``: open and check the upload,
+/// decode, normalise, encode the ladder, publish atomically), without the fleet's and the
+/// webhooks' dependencies. Exits 0 published, 65 refused as bad input, else the failure's status.
+enum TranscodeRun {
+    static func exit(_ arguments: [String]) -> Never {
+        guard arguments.count == 2 else {
+            FileHandle.standardError.write(Data("usage: ingestd-fuzz transcode INPUT OUT\n".utf8))
+            Foundation.exit(ExitStatus.usage.rawValue)
+        }
+        let (input, output) = (arguments[0], arguments[1])
+        Task {
+            do {
+                _ = try await TranscodeJob(input: input, destination: output, preset: .builtIn)
+                    .run(logger: Logger(label: "ingestd-fuzz"))
+                Foundation.exit(ExitStatus.success.rawValue)
+            } catch {
+                FileHandle.standardError.write(Data("ingestd-fuzz: \(error)\n".utf8))
+                Foundation.exit(ExitStatus(for: error).rawValue)
+            }
+        }
+        dispatchMain()
+    }
+}
+
 #if FUZZING
 typealias FuzzCallback = @convention(c) (UnsafePointer<UInt8>, Int) -> Int32
 
@@ -31,9 +60,12 @@ func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<Int32>,
                          _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
                          _ callback: FuzzCallback) -> Int32
 
-/// SwiftPM links an executable's `main` to `<module>_main`; here that hands over to libFuzzer.
+/// SwiftPM links an executable's `main` to `<module>_main`; here that hands over to libFuzzer,
+/// or runs `transcode INPUT OUT`.
 @_cdecl("ingestd_fuzz_main")
 func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
+    let arguments = CommandLine.arguments.dropFirst()
+    if arguments.first == "transcode" { TranscodeRun.exit(Array(arguments.dropFirst())) }
     var argc = argc, argv = argv
     return LLVMFuzzerRunDriver(&argc, &argv, fuzzOneInput)
 }
@@ -41,8 +73,9 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
 @main struct Replay {
     static func main() {
         let arguments = CommandLine.arguments.dropFirst()
+        if arguments.first == "transcode" { TranscodeRun.exit(Array(arguments.dropFirst())) }
         guard let name = arguments.first, let target = FuzzTarget(rawValue: name) else {
-            print("usage: ingestd-fuzz {\(FuzzTarget.allCases.map(\.rawValue).joined(separator: ","))} FILE...")
+            print("usage: ingestd-fuzz {\(FuzzTarget.allCases.map(\.rawValue).joined(separator: ","))} FILE... | transcode INPUT OUT")
             exit(2)
         }
         var count = 0

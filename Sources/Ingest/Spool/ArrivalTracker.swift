@@ -17,8 +17,10 @@ struct ArrivalTracker {
 
     enum Verdict: Equatable {
         case waiting
-        /// `announced` is false when inotify was watching but said nothing of the entry:
-        /// only the listing found it (a watcher bug, worth a log line and a metric).
+        /// `announced` is false when inotify was watching, had applied every event queued, and
+        /// said nothing of the entry: only the listing found it (a watcher bug, worth a log line
+        /// and a metric). While the watcher is behind (a flood of events, a busy host) the
+        /// event may be in its queue still: that is not counted.
         case complete(announced: Bool)
     }
 
@@ -30,6 +32,9 @@ struct ArrivalTracker {
     private var unwatched: Set<String> = []
     private var scanned = false
     private var overflows = 0
+    /// At the last scan the watcher had events it had not applied: a name it has nothing on may
+    /// be in them.
+    private var behind = false
     private var seen: [String: (size: Int64, files: Int, modified: Date, since: Date)] = [:]
 
     init(settleSeconds: Double, admission: Admission, watcher: DirectoryWatcher?) {
@@ -50,6 +55,7 @@ struct ArrivalTracker {
         scanned = true
         if let mark {
             overflows = mark.overflows
+            behind = mark.behind
             watcher?.keep(only: names, listedAfter: mark)
         }
         unwatched.formIntersection(names)
@@ -86,6 +92,6 @@ struct ArrivalTracker {
             complete = event != .beingWritten && (!empty || quiet >= 10 * settleSeconds)
         }
         guard complete else { return .waiting }
-        return .complete(announced: watcher == nil || event != nil || unwatched.contains(arrival.name))
+        return .complete(announced: watcher == nil || event != nil || behind || unwatched.contains(arrival.name))
     }
 }

@@ -27,6 +27,9 @@ public final class DirectoryWatcher: @unchecked Sendable {
         public var events: UInt64
         /// Queue overflows seen so far.
         public var overflows: Int
+        /// Events were queued that it had not applied yet (in the kernel's queue, or read and
+        /// not applied): a name it has nothing on may be in them, an overflow too.
+        public var behind: Bool
     }
 
     private let descriptor: Int32
@@ -36,6 +39,8 @@ public final class DirectoryWatcher: @unchecked Sendable {
     private var states: [String: (state: State, event: UInt64)] = [:]
     private var applied: UInt64 = 0
     private var overflows = 0
+    /// A batch is read and not applied yet.
+    private var reading = false
     public let isActive: Bool
 
     /// `onChange` is called (on the watcher's thread) after a batch of events in which some name
@@ -67,7 +72,13 @@ public final class DirectoryWatcher: @unchecked Sendable {
     public func mark() -> Mark {
         lock.lock()
         defer { lock.unlock() }
-        return Mark(events: applied, overflows: overflows)
+        return Mark(events: applied, overflows: overflows, behind: reading || queuedBytes > 0)
+    }
+
+    /// Bytes of events in the kernel's queue, not read yet.
+    private var queuedBytes: Int32 {
+        var bytes: Int32 = 0
+        return withUnsafeMutablePointer(to: &bytes) { ioctl(descriptor, UInt(FIONREAD), $0) } == 0 ? bytes : 0
     }
 
     /// Drops what is known about names missing from a listing taken after `mark`. A name whose
@@ -96,8 +107,10 @@ public final class DirectoryWatcher: @unchecked Sendable {
         while !isStopped {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 500) > 0 else { continue }
+            lock.lock()
+            reading = true
+            lock.unlock()
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { continue }
             var offset = 0, completing = false
             lock.lock()
             while offset + 16 <= count {
@@ -131,6 +144,7 @@ public final class DirectoryWatcher: @unchecked Sendable {
                 }
                 if let state { states[name] = (state, applied) }
             }
+            reading = false
             lock.unlock()
             if completing { onChange() }
         }
