@@ -33,6 +33,8 @@ def snapshot():
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2:].split()
+        if not cmdline.strip():  # gone before it was seen (a zombie keeps only its name)
+            cmdline = stat[stat.index("(") + 1:stat.rindex(")")] + " (short-lived)"
         seen[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / TICKS, cmdline)
     return seen
 

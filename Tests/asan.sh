@@ -6,7 +6,7 @@
 # than 0 (published) or 65 (rejected as bad input).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=.build-fuzz/release/ingestd-fuzz
+bin=${FUZZ_BIN:-.build-fuzz/debug/ingestd-fuzz}
 [ -x "$bin" ] || { echo "no $bin: run make asan (it builds it)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

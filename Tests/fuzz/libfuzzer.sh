@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-60}
-binary=.build-fuzz/release/ingestd-fuzz
+binary=${FUZZ_BIN:-.build-fuzz/debug/ingestd-fuzz}
 mkdir -p out/fuzz
 status=0
 printf '%-8s %10s %10s %8s %8s\n' target runs exec/s cov ft
