@@ -39,6 +39,15 @@ def snapshot():
     return seen
 
 
+def program(cmdline):
+    """A command's program name; a Python script's by the script's name."""
+    words = cmdline.split(" ")
+    name = os.path.basename(words[0]) or "?"
+    if name.startswith("python") and len(words) > 1 and words[1].endswith(".py"):
+        name += " " + os.path.basename(words[1])
+    return name
+
+
 def main():
     args = sys.argv[1:]
     top = 30
@@ -60,7 +69,7 @@ def main():
                 elif ppid in labels and labels[ppid] != "test process":
                     labels[pid] = labels[ppid]
                 else:
-                    labels[pid] = os.path.basename(cmdline.split(" ")[0]) or "?"
+                    labels[pid] = program(cmdline)
             delta = seconds - last.get(pid, 0)
             last[pid] = seconds
             cpu[labels[pid]] = cpu.get(labels[pid], 0) + max(0, delta)
