@@ -33,14 +33,16 @@ def snapshot():
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2:].split()
-        if not cmdline.strip():  # gone before it was seen (a zombie keeps only its name)
-            cmdline = stat[stat.index("(") + 1:stat.rindex(")")] + " (short-lived)"
+        if not cmdline.strip():  # a kernel thread, or a process gone before it was seen: its name, as ps shows it
+            cmdline = "[" + stat[stat.index("(") + 1:stat.rindex(")")] + "]"
         seen[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / TICKS, cmdline)
     return seen
 
 
 def program(cmdline):
     """A command's program name; a Python script's by the script's name."""
+    if cmdline.startswith("["):
+        return cmdline
     words = cmdline.split(" ")
     name = os.path.basename(words[0]) or "?"
     if name.startswith("python") and len(words) > 1 and words[1].endswith(".py"):
