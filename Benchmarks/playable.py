@@ -3,10 +3,12 @@
 `CDN/<id>/master.m3u8` exists, for `ingestd watch` (the video grows in view) side by side with
 `ingestd watch --hold` (today's: the master appears with the whole ladder), one upload at a time
 and with a queue, per upload kind and length; the time to the whole ladder; and the CPU per video
-of both daemons (job processes included).
+of both daemons (job processes included). The modes alternate within each round, in an order that
+turns round by round, and the CPU figure is the median of each round's ratio to `--hold`.
 
-  playable.py BIN OUT_DIR ROUNDS
+  playable.py BIN OUT_DIR ROUNDS [--baseline OTHER_BIN]
 
+`--baseline`: another build's `watch` runs as a third mode (`baseline`), alternated the same way.
 Prints a table and writes OUT_DIR/playable.tsv (kind, mode, queue, measure, p50, p95, max).
 """
 import json
@@ -129,54 +131,60 @@ def percentile(values, q):
 
 
 def main():
-    binary, out, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    args = sys.argv[1:]
+    baseline = None
+    if "--baseline" in args:
+        at = args.index("--baseline")
+        baseline, args = args[at + 1], args[:at] + args[at + 2:]
+    binary, out, rounds = args[0], args[1], int(args[2])
     os.makedirs(out, exist_ok=True)
     media = os.path.join(out, "media")
     os.makedirs(media, exist_ok=True)
     kinds = [("app", 15), ("app", 30), ("app", 60), ("camera", 20)]
     files = {(k, s): generate(os.path.join(media, f"{k}_{s}s.mp4"), k, s) for k, s in kinds}
-    rows = []
-    cpu = {}
-    split = {}
-    for hold in (False, True):
-        mode = "hold" if hold else "growing"
-        samples = {}
-        total_cpu, videos = 0.0, 0
-        for _ in range(rounds):
-            uploads = [(k, s, files[(k, s)]) for k, s in kinds]
-            results, used = run(binary, uploads, hold, queue=False)
-            total_cpu += used
-            videos += len(results)
+    # (mode, binary, hold): `baseline` is another build's growing mode, beside this one's.
+    modes = [("growing", binary, False), ("hold", binary, True)] + ([("baseline", baseline, False)] if baseline else [])
+    samples, split = {}, {}
+    cpu = {mode: [] for mode, _, _ in modes}  # per round: CPU seconds per video
+    # The modes alternate, their order turned each round: this VM's CPU speed drifts by 15 % over
+    # minutes, so modes run in blocks would measure the drift, not the mode.
+    for index in range(rounds + 1):
+        queue = index == rounds  # the last round: the four kinds dropped at once (one job at a time)
+        for mode, bin_, hold in modes[index % len(modes):] + modes[:index % len(modes)]:
+            results, used = run(bin_, [(k, s, files[(k, s)]) for k, s in kinds], hold, queue=queue)
+            if not queue:
+                cpu[mode].append(used / len(results))
             for kind, seconds, playable, whole, own in results:
-                samples.setdefault((f"{kind} {seconds}s", "alone"), []).append((playable, whole))
-                if own:
-                    split.setdefault(f"{kind} {seconds}s", []).append(own)
-        # A queue: the four kinds dropped at once (each waits for the one before it: one job at a time).
-        results, used = run(binary, [(k, s, files[(k, s)]) for k, s in kinds], hold, queue=True)
-        for kind, seconds, playable, whole, _ in results:
-            samples.setdefault((f"{kind} {seconds}s", "queued"), []).append((playable, whole))
-        cpu[mode] = total_cpu / videos
-        for (case, queue), values in sorted(samples.items()):
-            for measure, index in (("to playable s", 0), ("to whole ladder s", 1)):
-                xs = [v[index] for v in values]
-                rows.append((case, mode, queue, measure, percentile(xs, 0.5), percentile(xs, 0.95), max(xs)))
+                samples.setdefault((f"{kind} {seconds}s", mode, "queued" if queue else "alone"), []).append((playable, whole))
+                if own and not queue and mode != "hold":
+                    split.setdefault((f"{kind} {seconds}s", mode), []).append(own)
+    rows = []
+    for (case, mode, queue), values in sorted(samples.items()):
+        for measure, index in (("to playable s", 0), ("to whole ladder s", 1)):
+            xs = [v[index] for v in values]
+            rows.append((case, mode, queue, measure, percentile(xs, 0.5), percentile(xs, 0.95), max(xs)))
+    # Each round's ratio pairs runs minutes apart; their median is the figure.
+    ratios = {mode: statistics.median(a / b for a, b in zip(cpu[mode], cpu["hold"])) for mode in cpu if mode != "hold"}
     with open(os.path.join(out, "playable.tsv"), "w") as f:
         for row in rows:
             f.write("\t".join(str(x) for x in row) + "\n")
-        f.write(f"cpu per video s\tgrowing\t\t\t{cpu['growing']:.3f}\n")
-        f.write(f"cpu per video s\thold\t\t\t{cpu['hold']:.3f}\n")
-        for case, owns in sorted(split.items()):
+        for mode, values in cpu.items():
+            f.write(f"cpu per video s\t{mode}\t\t\t{statistics.median(values):.3f}\n")
+        for mode, ratio in ratios.items():
+            f.write(f"cpu per video / hold, paired median\t{mode}\t\t\t{ratio:.4f}\n")
+        for (case, mode), owns in sorted(split.items()):
             for stage in STAGES:
-                f.write(f"{case}\tgrowing\talone\tstage {stage} s\t{percentile([o.get(stage, 0) for o in owns], 0.5):.3f}\n")
+                f.write(f"{case}\t{mode}\talone\tstage {stage} s\t{percentile([o.get(stage, 0) for o in owns], 0.5):.3f}\n")
     print(f"{'upload':<12} {'mode':<8} {'queue':<7} {'measure':<18} {'p50':>6} {'p95':>6} {'max':>6}")
     for case, mode, queue, measure, p50, p95, top in rows:
         print(f"{case:<12} {mode:<8} {queue:<7} {measure:<18} {p50:6.2f} {p95:6.2f} {top:6.2f}")
-    print(f"CPU per video: growing {cpu['growing']:.2f} s, hold {cpu['hold']:.2f} s "
-          f"(x{cpu['growing'] / cpu['hold']:.3f})")
-    print("\nTime to playable by stage (growing, one at a time), p50 s:")
-    print(f"{'upload':<12} " + " ".join(f"{s:>13}" for s in STAGES))
-    for case, owns in sorted(split.items()):
-        print(f"{case:<12} " + " ".join(f"{percentile([o.get(s, 0) for o in owns], 0.5):13.3f}" for s in STAGES))
+    print("CPU per video, each round (s): " + "; ".join(f"{mode} " + " ".join(f"{v:.2f}" for v in values) for mode, values in cpu.items()))
+    print("CPU per video against --hold, the median of each round's ratio: "
+          + ", ".join(f"{mode} x{ratio:.3f}" for mode, ratio in ratios.items()))
+    print("\nTime to playable by stage (one at a time), p50 s:")
+    print(f"{'upload':<12} {'mode':<8} " + " ".join(f"{s:>13}" for s in STAGES))
+    for (case, mode), owns in sorted(split.items()):
+        print(f"{case:<12} {mode:<8} " + " ".join(f"{percentile([o.get(s, 0) for o in owns], 0.5):13.3f}" for s in STAGES))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ in-process transcodes of `Fixtures`, the unit tests) is `test process`.
 
   Scripts/test-cpu.py [--top N] [-- COMMAND...]
 
-Prints the wall time, the CPU seconds in all, and the top N names by CPU seconds.
+Prints the wall time, the CPU seconds in all, the cores busy minute by minute, and the top N names
+by CPU seconds. Processes alive before the command count from its start.
 """
 import os
 import re
@@ -41,8 +42,8 @@ def snapshot():
 
 def program(cmdline):
     """A command's program name; a Python script's by the script's name."""
-    if cmdline.startswith("["):
-        return cmdline
+    if cmdline.startswith("["):  # a kernel thread: per-CPU workers as one ([kworker/1:1H-kblockd])
+        return re.sub(r"/.*\]$", "]", cmdline)
     words = cmdline.split(" ")
     name = os.path.basename(words[0]) or "?"
     if name.startswith("python") and len(words) > 1 and words[1].endswith(".py"):
@@ -57,8 +58,11 @@ def main():
         top, args = int(args[1]), args[2:]
     command = args[1:] if args[:1] == ["--"] else ["swift", "test", "--skip-build"]
     started = time.time()
+    # What ran before the command started counts from here: a kernel thread's or a daemon's CPU
+    # since boot is not the suite's.
+    last = {pid: seconds for pid, (_, seconds, _) in snapshot().items()}
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL if "--quiet" in os.environ.get("TEST_CPU", "") else None)
-    labels, cpu, last = {}, {}, {}
+    labels, cpu, per_minute = {}, {}, {}
     while True:
         processes = snapshot()
         for pid, (ppid, seconds, cmdline) in processes.items():
@@ -68,13 +72,15 @@ def main():
                     labels[pid] = "test process"
                 elif match:
                     labels[pid] = match.group(1)
-                elif ppid in labels and labels[ppid] != "test process":
+                elif ppid in labels and labels[ppid] != "test process" and not cmdline.startswith("["):
                     labels[pid] = labels[ppid]
                 else:
                     labels[pid] = program(cmdline)
-            delta = seconds - last.get(pid, 0)
+            delta = max(0, seconds - last.get(pid, 0))
             last[pid] = seconds
-            cpu[labels[pid]] = cpu.get(labels[pid], 0) + max(0, delta)
+            cpu[labels[pid]] = cpu.get(labels[pid], 0) + delta
+            minute = int((time.time() - started) // 60)
+            per_minute[minute] = per_minute.get(minute, 0) + delta
         for pid in set(last) - set(processes):
             last.pop(pid)  # a reused pid starts again from 0
             labels.pop(pid, None)
@@ -84,6 +90,8 @@ def main():
     wall = time.time() - started
     total = sum(cpu.values())
     print(f"\nwall {wall:.0f} s, CPU {total:.0f} s (exit {child.returncode})")
+    # Cores busy, minute by minute: where the run waits rather than computes.
+    print("cores busy per minute: " + " ".join(f"{per_minute.get(m, 0) / 60:.1f}" for m in range(int(wall // 60) + 1)))
     for name, seconds in sorted(cpu.items(), key=lambda item: -item[1])[:top]:
         print(f"{seconds:8.1f} s  {100 * seconds / total:5.1f} %  {name}")
     sys.exit(child.returncode)

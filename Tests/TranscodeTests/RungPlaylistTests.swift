@@ -53,25 +53,36 @@ struct PlayableGateTests {
     /// its first 10 s) that now lists a second per second is judged at 1×, not at its average.
     @Test func theSpeedIsTheLastWindowsNotTheWholeRunsAverage() {
         var history: [(elapsed: Double, least: Double)] = []
-        #expect(PlayableGate.recentSpeed(&history, least: 1, elapsed: 2, window: 5) == 0.5, "shorter than the window: the whole run")
-        _ = PlayableGate.recentSpeed(&history, least: 1, elapsed: 10, window: 5)
-        for second in 11...16 { _ = PlayableGate.recentSpeed(&history, least: Double(second - 9), elapsed: Double(second), window: 5) }
-        #expect(PlayableGate.recentSpeed(&history, least: 7, elapsed: 16, window: 5) == 1, "the last 5 s: 5 s listed")
+        #expect(PlayableGate.countedPace(&history, least: 1, elapsed: 2, window: 5) == 0.5, "shorter than the window: the whole run")
+        _ = PlayableGate.countedPace(&history, least: 1, elapsed: 10, window: 5)
+        for second in 11...16 { _ = PlayableGate.countedPace(&history, least: Double(second - 9), elapsed: Double(second), window: 5) }
+        #expect(PlayableGate.countedPace(&history, least: 7, elapsed: 16, window: 5) == PlayableGate.paceTrust, "the last 5 s: 5 s listed, counted at 0.9")
         #expect(history.count <= 7, "trimmed to the window: \(history.count)")
-        #expect(PlayableGate.recentSpeed(&history, least: 7, elapsed: 22, window: 5) < 0.5, "stalled since: slow again")
-        #expect(PlayableGate.recentSpeed(&history, least: .infinity, elapsed: 23, window: 5) == .infinity, "every rung ended")
+        #expect(PlayableGate.countedPace(&history, least: 7, elapsed: 22, window: 5) < 0.5, "stalled since: slow again")
+        #expect(PlayableGate.countedPace(&history, least: .infinity, elapsed: 23, window: 5) == .infinity, "every rung ended")
     }
 
     /// The seconds before the first listing are the pipeline filling, not the pace: a ladder
     /// that lists its first half second after 2 s, then a second per second, runs at 1×.
     @Test func thePaceCountsFromTheFirstListing() {
         var history: [(elapsed: Double, least: Double)] = []
-        #expect(PlayableGate.recentSpeed(&history, least: 0, elapsed: 1.5, window: 5) == 0)
-        #expect(PlayableGate.recentSpeed(&history, least: 0.5, elapsed: 2, window: 5) == 0.25, "one listing: the whole run's average")
-        #expect(PlayableGate.recentSpeed(&history, least: 1, elapsed: 2.5, window: 5) == 0.4, "listed for less than a second: still the average")
-        #expect(PlayableGate.recentSpeed(&history, least: 2, elapsed: 3.5, window: 5) == 1, "from the first listing on: 1.5 s in 1.5 s")
-        let needed = PlayableGate.secondsNeeded(targetDuration: 1, totalSeconds: 20, speed: 1 * PlayableGate.paceTrust)
+        #expect(PlayableGate.countedPace(&history, least: 0, elapsed: 1.5, window: 5) == 0)
+        #expect(PlayableGate.countedPace(&history, least: 0.5, elapsed: 2, window: 5) == 0.25, "one listing: the whole run's average")
+        #expect(PlayableGate.countedPace(&history, least: 1, elapsed: 2.5, window: 5) == 0.4, "listed for less than a second: still the average, as it is")
+        let pace = PlayableGate.countedPace(&history, least: 2, elapsed: 3.5, window: 5)
+        #expect(pace == PlayableGate.paceTrust, "from the first listing on: 1.5 s in 1.5 s, counted at 0.9")
+        let needed = PlayableGate.secondsNeeded(targetDuration: 1, totalSeconds: 20, speed: pace)
         #expect(abs(needed - 3.8) < 1e-9, "shown with 3.8 s of 20 listed (the run's average, 0.57×, would ask 9.7): \(needed)")
+    }
+
+    /// A ladder that lists its first 2 s within a second of its first listing, at 1× on average
+    /// (the filling included), shows with 2 s listed: the average is not discounted again.
+    @Test func aFastLaddersAverageCountsAsItIs() {
+        var history: [(elapsed: Double, least: Double)] = []
+        _ = PlayableGate.countedPace(&history, least: 1, elapsed: 1.4, window: 5)
+        let pace = PlayableGate.countedPace(&history, least: 2, elapsed: 2, window: 5)
+        #expect(pace == 1)
+        #expect(PlayableGate.secondsNeeded(targetDuration: 1, totalSeconds: 60, speed: pace) == 2)
     }
 
     @Test func theGateOpensOnceWhenEveryRungListsEnough() throws {

@@ -42,27 +42,29 @@ final class PlayableGate: @unchecked Sendable {
         return min(totalSeconds, max(margin, totalSeconds - max(0, speed) * (totalSeconds - margin)))
     }
 
-    /// Seconds listed per second run over the last `window` seconds, `least` listed after
-    /// `elapsed` seconds run; `history` keeps the listings seen (each change, with when), trimmed
-    /// to the window. The pace is taken from the first listing on (or the window's start, if
-    /// later): the seconds before anything is listed are the pipeline filling (codecs opening,
-    /// the encoders' lookahead), a delay the viewer never sees again, not the pace the rest comes
-    /// at. Until the ladder has listed for ``minimumSpan`` seconds, the whole run's average (the
-    /// cautious figure) is the speed.
-    static func recentSpeed(_ history: inout [(elapsed: Double, least: Double)], least: Double, elapsed: Double,
+    /// The pace the gate counts on: seconds listed per second run over the last `window` seconds,
+    /// `least` listed after `elapsed` seconds run; `history` keeps the listings seen (each change,
+    /// with when), trimmed to the window. The pace is taken from the first listing on (or the
+    /// window's start, if later): the seconds before anything is listed are the pipeline filling
+    /// (codecs opening, the encoders' lookahead), a delay the viewer never sees again, not the
+    /// pace the rest comes at; that pace is counted at ``paceTrust``. Until the ladder has listed
+    /// for ``minimumSpan`` seconds, the whole run's average is the pace, as it is: the filling it
+    /// includes already makes it the cautious figure.
+    static func countedPace(_ history: inout [(elapsed: Double, least: Double)], least: Double, elapsed: Double,
                             window: Double = PlayableGate.window) -> Double {
         guard least.isFinite, elapsed > 0 else { return least.isFinite ? 0 : .infinity }
         if history.last?.least != least { history.append((elapsed, least)) }
         if let base = history.lastIndex(where: { $0.elapsed <= elapsed - window }) { history.removeFirst(base) }
         guard let start = history.first(where: { $0.least > 0 }), elapsed - start.elapsed >= minimumSpan else { return least / elapsed }
-        return (least - start.least) / (elapsed - start.elapsed)
+        return paceTrust * (least - start.least) / (elapsed - start.elapsed)
     }
 
     /// How long a ladder must have listed before its pace is measured from its first listing.
     static let minimumSpan = 1.0
-    /// The share of its measured pace the gate counts on: a pace measured over a few seconds, on
-    /// a host whose other jobs come and go, may be a tenth too fast. A ladder at 1× measured is
-    /// shown with the listing a 0.9× one needs (3.8 s of a 20 s video, not 2).
+    /// The share of its pace measured from the first listing the gate counts on: a pace measured
+    /// over a few seconds, on a host whose other jobs come and go, may be a tenth too fast. A
+    /// ladder at 1× measured is shown with the listing a 0.9× one needs (3.8 s of a 20 s video,
+    /// not 2).
     static let paceTrust = 0.9
 
     /// Never opens from now on (the run failed).
@@ -78,9 +80,9 @@ final class PlayableGate: @unchecked Sendable {
         listed[index] = seconds
         ended[index] = rungEnded
         let least = zip(listed, ended).map { $1 ? Double.infinity : $0 }.min() ?? 0
-        let speed = Self.recentSpeed(&history, least: least, elapsed: clock.elapsed)
+        let speed = Self.countedPace(&history, least: least, elapsed: clock.elapsed)
         let wasOpen = opened
-        let opens = !opened && least >= Self.secondsNeeded(targetDuration: targetDuration, totalSeconds: totalSeconds, speed: speed * Self.paceTrust)
+        let opens = !opened && least >= Self.secondsNeeded(targetDuration: targetDuration, totalSeconds: totalSeconds, speed: speed)
         if opens { opened = true }
         let open = self.open
         let allEnded = ended.allSatisfy { $0 }
