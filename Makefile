@@ -139,9 +139,10 @@ bench-passthrough: release
 
 # Time to playable (#41): arrival -> CDN/<id>/master.m3u8 for `watch` (grows in view) beside
 # `watch --hold` (the whole ladder first), per upload kind and length, alone and queued; p50/p95,
-# and CPU per video of both (Benchmarks/playable.py; ROUNDS=3).
+# and CPU per video of both, the modes alternated round by round (Benchmarks/playable.py; ROUNDS=3;
+# BASELINE=path/to/another/ingestd runs that build's `watch` beside them).
 bench-playable: release
-	python3 Benchmarks/playable.py .build/release/ingestd $${BENCH_OUT:-bench-out}/playable $${ROUNDS:-3}
+	python3 Benchmarks/playable.py .build/release/ingestd $${BENCH_OUT:-bench-out}/playable $${ROUNDS:-3} $${BASELINE:+--baseline $$BASELINE}
 
 # The busy host (#49): `watch --jobs 3` on this machine, a 60 s app upload shown while it grows,
 # four 20 s camera originals dropped the moment it shows; an RFC 8216 §6.3.4 viewer on every
