@@ -50,7 +50,8 @@ struct PlayableGateTests {
     }
 
     /// The speed the gate trusts is the recent one: a job starved while others ran (1 s listed in
-    /// its first 10 s) that now lists a second per second is judged at 1×, not at its average.
+    /// its first 10 s) that now lists a second per second is judged at that 1× (counted at 0.9),
+    /// not at its average.
     @Test func theSpeedIsTheLastWindowsNotTheWholeRunsAverage() {
         var history: [(elapsed: Double, least: Double)] = []
         #expect(PlayableGate.countedPace(&history, least: 1, elapsed: 2, window: 5) == 0.5, "shorter than the window: the whole run")
