@@ -42,8 +42,17 @@ deps:
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "error: a Swift 6 toolchain is required (swift.org/install)"; exit 1; }
 
+# The debug build's flags, for every command that builds or reuses it (build, demo, test, the
+# install check's static link, the man pages): no debug info and no index store. A build from
+# nothing takes 12 % less time and 13 % less CPU (338 s against 384 s, 637 CPU-s against 733, on
+# 2 cores); the tests run with SWIFT_BACKTRACE off anyway. `make build DEBUG_FLAGS=` builds for
+# a debugger (then `make test DEBUG_FLAGS=` reuses it). The same flags everywhere: a change
+# rebuilds every module.
+DEBUG_FLAGS ?= --disable-index-store -Xswiftc -gnone -Xcc -g0
+config_flags = $(if $(filter debug,$(1)),$(DEBUG_FLAGS))
+
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(DEBUG_FLAGS)
 
 release: deps
 	$(SWIFT) build -c release
@@ -59,13 +68,13 @@ STATIC_FOUNDATION := -Xlinker --start-group $(foreach lib,FoundationXML Foundati
                      FoundationEssentials _FoundationICU CoreFoundation _CFXMLInterface _FoundationCShims \
                      _FoundationCollections xml2,-Xlinker -l$(lib)) -Xlinker --end-group
 release-static: deps
-	$(SWIFT) build -c $(STATIC_CONFIG) --product ingestd --static-swift-stdlib $(STATIC_FOUNDATION)
+	$(SWIFT) build -c $(STATIC_CONFIG) $(call config_flags,$(STATIC_CONFIG)) --product ingestd --static-swift-stdlib $(STATIC_FOUNDATION)
 
 # Man pages, one per subcommand, made from the binary's own help by swift-argument-parser's
 # generate-manual tool (a product of the dependency, built in this package's debug build: its
 # ArgumentParser is the one `make test` and `make demo` compiled already).
 man: release-static
-	$(SWIFT) build --product generate-manual
+	$(SWIFT) build $(DEBUG_FLAGS) --product generate-manual
 	rm -rf .build/man && mkdir -p .build/man
 	.build/debug/generate-manual .build/$(STATIC_CONFIG)/ingestd --multi-page --output-directory .build/man
 
@@ -104,7 +113,7 @@ test-nginx:
 # debug build of `ingestd` alone (the media work is FFmpeg's, optimised either way: the demo takes
 # 17 s on it), which `make test` then reuses; `make release` builds the production binary.
 demo: deps
-	$(SWIFT) build --product ingestd
+	$(SWIFT) build $(DEBUG_FLAGS) --product ingestd
 	@INGESTD_BIN=.build/debug/ingestd Benchmarks/demo.sh $(DEMO_OUT)
 
 # A throwaway PostgreSQL under $(DEMO_OUT)-fleet, the spool daemon feeding its queue, three
@@ -215,8 +224,8 @@ test-deps-python:
 # statically).
 test: test-deps test-deps-python
 	Tests/nginx_cdn_check.sh
-	$(SWIFT) build
-	SWIFT_BACKTRACE=enable=no $(SWIFT) test
+	$(SWIFT) build $(DEBUG_FLAGS)
+	SWIFT_BACKTRACE=enable=no $(SWIFT) test $(DEBUG_FLAGS)
 	Tests/install_check.sh
 
 # Every side-by-side benchmark, then one table of every figure and whether it meets its target

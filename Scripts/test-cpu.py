@@ -91,7 +91,9 @@ def main():
     total = sum(cpu.values())
     print(f"\nwall {wall:.0f} s, CPU {total:.0f} s (exit {child.returncode})")
     # Cores busy, minute by minute: where the run waits rather than computes.
-    print("cores busy per minute: " + " ".join(f"{per_minute.get(m, 0) / 60:.1f}" for m in range(int(wall // 60) + 1)))
+    # The last minute is divided by the part of it that ran.
+    minutes = range(int(wall // 60) + 1)
+    print("cores busy per minute: " + " ".join(f"{per_minute.get(m, 0) / max(min(60, wall - 60 * m), 1):.1f}" for m in minutes))
     for name, seconds in sorted(cpu.items(), key=lambda item: -item[1])[:top]:
         print(f"{seconds:8.1f} s  {100 * seconds / total:5.1f} %  {name}")
     sys.exit(child.returncode)

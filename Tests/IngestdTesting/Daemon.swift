@@ -44,6 +44,19 @@ public final class Daemon {
         guard rename(hidden, "\(spool)/incoming/\(name)") == 0 else { throw Tool.ProbeFailure(message: "rename failed") }
     }
 
+    /// kill -9 of `process`, as a crash would, its children first (a worker's job processes, or
+    /// the program a launcher runs: it holds the descriptor `Process` watches). When `launched`
+    /// (under a launcher such as `faketime`, which runs its command as a child), the launcher
+    /// then has up to a second to exit on its own: `faketime` removes its `/dev/shm` files only then.
+    public static func kill9(_ process: Process, launched: Bool) {
+        guard process.isRunning else { return }
+        for child in children(of: process.processIdentifier) { kill(child, SIGKILL) }
+        let deadline = Date().addingTimeInterval(launched ? 1 : 0)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
     /// Live child processes of `pid` (from /proc).
     public static func children(of pid: Int32) -> [Int32] {
         entries("/proc").compactMap(Int32.init).filter { stat($0)?.parent == pid }

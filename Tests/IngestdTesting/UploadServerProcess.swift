@@ -69,10 +69,8 @@ public final class UploadServerProcess {
 
     /// kill -9, as a crash would.
     public func kill9() {
-        guard let process, process.isRunning else { return }
-        for child in Daemon.children(of: process.processIdentifier) { kill(child, SIGKILL) }  // a launcher's
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        guard let process else { return }
+        Daemon.kill9(process, launched: !launcher.isEmpty)
     }
 
     /// Signed links for `id` (`ingestd upload-url --json`).

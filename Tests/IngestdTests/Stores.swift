@@ -206,10 +206,12 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
 /// A real `ingestd` worker process, killed (SIGKILL) when the value goes.
 final class WorkerProcess {
     let process = Process()
+    private let launched: Bool
 
     /// `log`: where its standard error (its log) goes; `launcher`: a command that runs the
     /// worker as its child (such as `faketime`).
     init(_ arguments: [String], log: String? = nil, launcher: [String] = []) throws {
+        launched = !launcher.isEmpty
         process.executableURL = URL(fileURLWithPath: launcher.first ?? Paths.binary)
         process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [Paths.binary]) + arguments
         process.standardInput = FileHandle.nullDevice
@@ -223,12 +225,7 @@ final class WorkerProcess {
         try process.run()
     }
 
-    deinit {
-        // A launcher's child holds the descriptor `Process` watches: it goes first.
-        for child in Daemon.children(of: process.processIdentifier) { kill(child, SIGKILL) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
+    deinit { Daemon.kill9(process, launched: launched) }
 
     var pid: Int32 { process.processIdentifier }
 }
