@@ -1,16 +1,17 @@
 import Foundation
 import IngestdTesting
 import Testing
+import Transcode
 
 /// A video played while it is made (#41), through the real daemon (`ingestd watch`): what a
 /// reader polling the CDN sees, what players do with it, and what a killed attempt leaves.
 @Suite(.offTheSharedPool)
 struct GrowingVideoTests {
     /// The growing video these tests play: a 20 s 720×1280 app upload (H.264 High@4.0, an IDR
-    /// every second: three rungs, the top one passed through). Its job lists many times faster
-    /// than real time even on a slow, loaded host, so its gate opens after the first seconds
-    /// whatever the host (a 1080×1920 one needs about a core at 1× on a slow 2-core host: its
-    /// gate may rightly wait until near the end). The tests that look at it mid-flight step its
+    /// every second: three rungs, the top one passed through). Its job lists faster than real
+    /// time on an idle host, but the gate waits for more the slower a job goes: stepped on a
+    /// loaded one it may open only once the video is whole. A test that needs it shown with much
+    /// still to list uses ``lightUpload(presetPath:)``. The tests that look at it mid-flight step its
     /// process (``Daemon/step(_:timeout:_:until:)``).
     static func growingUpload() async throws -> String {
         try await Fixtures.shared.generated("app_growing_20s_720x1280.mp4", [
@@ -19,6 +20,29 @@ struct GrowingVideoTests {
             "-x264-params", "keyint=30:min-keyint=30:scenecut=0", "-b:v", "2500k", "-maxrate", "3000k", "-bufsize", "1500k",
             "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709",
             "-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart"])
+    }
+
+    /// A growing video for tests of a shown video's lifecycle, not of its ladder: a 20 s 360×640
+    /// upload and, written to `presetPath`, the built-in preset with only its 234p rung, x264's
+    /// ultrafast, no preview, one poster, no loudness pass. Its job lists 20 s in about 1.5 CPU-s
+    /// (the default ladder of ``growingUpload()``: 6.6), so stepped on a loaded host it still goes
+    /// near 1× and its gate opens with most of the video unlisted. The gate waits for more the
+    /// slower a job goes: in the CI run of 8ca4a79 the default ladder, stepped beside the suite,
+    /// went at under a tenth of real time and was shown whole, with no margin left to measure.
+    static func lightUpload(presetPath: String) async throws -> (upload: String, preset: String) {
+        var preset = Preset.builtIn
+        preset.rungs = [preset.rungs[0]]
+        preset.video.encoderPreset = "ultrafast"
+        preset.video.passthrough = false
+        preset.preview.enabled = false
+        preset.thumbnails.posterShortSides = [preset.thumbnails.posterShortSides[0]]
+        preset.audio.loudnessLUFS = nil
+        try preset.canonicalJSON().write(to: URL(fileURLWithPath: presetPath))
+        let upload = try await Fixtures.shared.generated("app_growing_20s_360x640.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=s=360x640:r=30:d=20", "-f", "lavfi", "-i", "sine=f=440:d=20:sample_rate=48000",
+            "-c:v", "libx264", "-preset", "veryfast", "-crf", "30", "-pix_fmt", "yuv420p", "-x264-params", "keyint=30:min-keyint=30:scenecut=0",
+            "-c:a", "aac", "-b:a", "64k", "-movflags", "+faststart"])
+        return (upload, presetPath)
     }
 
     static func setUp(_ name: String) -> (spool: String, cdn: String) {
