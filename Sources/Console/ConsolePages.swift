@@ -145,7 +145,7 @@ struct ConsolePages: Sendable {
             }]
             if let cdnURL, let place = job.place, job.state == .published || job.playable == true {
                 values["media"] = ["master": place.url(manifest.master, cdnURL: cdnURL),
-                                   "poster": manifest.posters.first.map { place.url($0.path, cdnURL: cdnURL) } as Any]
+                                   "poster": place.poster(among: manifest.posters).map { PlaybackPlace.url($0, cdnURL: cdnURL) } as Any]
             }
         } else if let cdnURL, let place = job.place, job.playable == true {
             values["media"] = ["master": place.url("master.m3u8", cdnURL: cdnURL)]

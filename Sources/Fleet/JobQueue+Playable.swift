@@ -9,17 +9,17 @@ extension JobQueue {
     public struct NotShown: Error {}
 
     /// Shows an attempt's growing output under its fence: in one transaction, the job row is
-    /// locked and checked to still belong to this attempt and marked playable at `output`, the
+    /// locked and checked to still belong to this attempt and marked playable at `place`, the
     /// `upload.playable` webhook (`event`, given the seconds since the job was queued and the
     /// database's time, which it is stamped with) is
     /// recorded, and `show` runs last (the pointer's rename). A stale attempt gets
     /// ``FenceLost`` and `show` never runs; `show` answering false rolls it all back
     /// (``NotShown``).
-    public func playable(_ claim: ClaimedJob, output: String,
+    public func playable(_ claim: ClaimedJob, place: PlaybackPlace,
                          event: @escaping @Sendable (_ afterSeconds: Double, _ at: Date) -> OutboxEvent?,
                          show: @escaping @Sendable () async throws -> Bool) async throws {
         try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
-            let rows = try await connection.execute(QueueStatements.Playable(output: output, id: claim.id, token: claim.token), logger: logger)
+            let rows = try await connection.execute(QueueStatements.Playable(output: place.recorded, id: claim.id, token: claim.token, place: try Self.json(place)), logger: logger)
             var shown: (after: Double, at: Double)?
             for try await row in rows { shown = row }
             guard let shown else { throw FenceLost(id: claim.id, token: claim.token) }

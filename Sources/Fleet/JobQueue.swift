@@ -100,18 +100,21 @@ public struct JobQueue: Sendable {
     public func job(_ id: String) async throws -> JobSnapshot? {
         try await client.withConnection(within: timeout) { [logger] connection in
             let rows = try await connection.query("""
-                SELECT state, attempts, output, manifest::text, reason::text, \(unescaped: Self.attemptColumns),
+                SELECT state, attempts, output, place::text, manifest::text, reason::text, \(unescaped: Self.attemptColumns),
                        CASE WHEN state = 'running' AND playable_token = token AND progress_token = token THEN listed_seconds END,
                        coalesce(listed_ended, false), playable_at, now()
                   FROM ingestd_jobs WHERE id = \(id)
                 """, logger: logger)
-            for try await (state, attempts, output, manifest, reason, progress, playable, listed, ended, shownAt, now)
-                in rows.decode((String, Int, String?, String?, String?, Int?, Bool, Double?, Bool, Date?, Date).self) {
+            for try await (state, attempts, output, place, manifest, reason, progress, playable, listed, ended, shownAt, now)
+                in rows.decode((String, Int, String?, String?, String?, String?, Int?, Bool, Double?, Bool, Date?, Date).self) {
                 let ahead = listed.flatMap { listed in shownAt.flatMap { Margin.seconds(listed: listed, ended: ended, shownAt: $0, now: now) } }
                 guard let state = JobSnapshot.State(rawValue: state) else { return nil }
                 func decoded<T: Decodable>(_ text: String?) -> T? { text.flatMap { try? JSONDecoder().decode(T.self, from: Data($0.utf8)) } }
                 var job = JobSnapshot(id: id, state: state, attempts: attempts, progress: state == .published ? 100 : progress,
-                                      reason: decoded(reason), output: state == .published || playable ? output : nil, manifest: decoded(manifest))
+                                      reason: decoded(reason), manifest: decoded(manifest))
+                if state == .published || playable {  // a row from before places names its output alone
+                    job.place = decoded(place) ?? output.map { PlaybackPlace.recordedBefore(id: id, output: $0) }
+                }
                 if playable { job.playable = true }
                 job.aheadSeconds = ahead
                 return job
@@ -136,25 +139,29 @@ public struct JobQueue: Sendable {
     }
 
     /// Publishes an attempt's output under its fence: in one transaction, the job row is locked
-    /// and checked to still belong to this attempt, `publish` runs (the rename into the CDN),
-    /// and the job is recorded as published. A stale attempt gets ``FenceLost`` and `publish`
-    /// never runs.
-    /// With `event`, the `upload.published` webhook is recorded in the same transaction.
-    public func publish(_ claim: ClaimedJob, output: String, manifest: String, event: OutboxEvent? = nil,
-                        _ publish: @escaping @Sendable () async throws -> Void) async throws {
+    /// and checked to still belong to this attempt, `publish` runs (the rename into the CDN) and
+    /// says where the video plays, and the job is recorded as published there, with its
+    /// `upload.published` webhook (`event`, given that place) when there is one. A stale attempt
+    /// gets ``FenceLost`` and `publish` never runs.
+    public func publish(_ claim: ClaimedJob, manifest: String, event: @escaping @Sendable (PlaybackPlace) -> OutboxEvent? = { _ in nil },
+                        _ publish: @escaping @Sendable () async throws -> PlaybackPlace) async throws {
         try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
-            // Marks the job published only if this attempt still holds it; the row stays
-            // locked until the commit, so no rescue or claim can slip in before the rename.
-            let owned = try await connection.execute(
-                QueueStatements.Publish(output: output, manifest: manifest, id: claim.id, token: claim.token), logger: logger)
+            // The row stays locked until the commit, so no rescue or claim can slip in before the rename.
             var holds = false
-            for try await _ in owned { holds = true }
+            for try await _ in try await connection.execute(QueueStatements.Hold(id: claim.id, token: claim.token), logger: logger) { holds = true }
             guard holds else { throw FenceLost(id: claim.id, token: claim.token) }
-            if let event { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
+            let place = try await publish()  // a throw rolls it all back: the row stays `running`
+            let recorded = try await connection.execute(
+                QueueStatements.Publish(output: place.recorded, manifest: manifest, id: claim.id, token: claim.token, place: try Self.json(place)),
+                logger: logger)
+            for try await _ in recorded {}
+            if let event = event(place) { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }
             try await notifyChange(claim.id, on: connection)
-            try await publish()  // a throw rolls the row back to `running`
         }
     }
+
+    /// A place as the row keeps it.
+    static func json(_ place: PlaybackPlace) throws -> String { String(decoding: try JSONEncoder().encode(place), as: UTF8.self) }
 
     /// Whether this attempt's publish was recorded (after its transaction failed without saying
     /// whether the COMMIT happened).

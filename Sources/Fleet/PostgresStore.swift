@@ -115,19 +115,19 @@ public struct PostgresStore: JobStore {
         do {
             return try await described {
                 reported.forget(job)
-                let place = target.place(output)
                 guard case .published = end else {
-                    return try await queue.finish(job, end, event: output.webhook(end, place: place.place), log: output.log) != nil
+                    return try await queue.finish(job, end, event: output.webhook(end, place: target.place(output)), log: output.log) != nil
                 }
-                // The row names where it plays (in a bucket, this attempt's version prefix: the
-                // pointer), under the fence in the same transaction that records the end.
+                // The row names where it plays, as the target says once it published, under the
+                // fence in the same transaction that records the end.
                 // Known before the transaction: a publish may throw after its rename (the directory's fsync).
                 let renames = target.putsInView(output)
                 do {
-                    try await queue.publish(job, output: place.recorded, manifest: String(decoding: output.manifest, as: UTF8.self),
-                                            event: output.webhook(end, place: place.place)) {
-                        _ = try await target.publish(output)
+                    try await queue.publish(job, manifest: String(decoding: output.manifest, as: UTF8.self),
+                                            event: { output.webhook(end, place: $0) }) {
+                        let place = try await target.publish(output)
                         try await output.whilePublishing?()
+                        return place
                     }
                 } catch let error where !(error is JobQueue.FenceLost) {
                     guard renames else { throw error }

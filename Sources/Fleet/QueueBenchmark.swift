@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Ingest
 import PostgresNIO
 
 /// What `Benchmarks/queue.sh` measures through the real queue code: claim → heartbeat → fenced
@@ -33,7 +34,7 @@ public enum QueueBenchmark {
                         guard let claim = try await queue.claim(worker: "bench/\(index)", lease: .seconds(30)) else { return measured }
                         measured.append((ContinuousClock.now - before).seconds * 1000)
                         _ = try await queue.heartbeat(claim, lease: .seconds(30))
-                        try await queue.publish(claim, output: "/dev/null", manifest: "{}") {}
+                        try await queue.publish(claim, manifest: "{}") { PlaybackPlace(root: "/dev", id: "null") }
                     }
                 }
             }
@@ -70,7 +71,7 @@ public enum QueueBenchmark {
                 _ = await iterator.next()
                 if let claim = try await queue.claim(worker: "bench/pickup", lease: .seconds(30)) {
                     measured.append((ContinuousClock.now - submitted).seconds * 1000)
-                    try await queue.publish(claim, output: "/dev/null", manifest: "{}") {}
+                    try await queue.publish(claim, manifest: "{}") { PlaybackPlace(root: "/dev", id: "null") }
                     break
                 }
             }

@@ -138,6 +138,9 @@ public enum QueueSchema {
         // How far a shown video is ahead of its earliest viewer (#49): what every rung of the
         // running attempt lists (written with its progress, under `progress_token`).
         ["ALTER TABLE ingestd_jobs ADD COLUMN listed_seconds double precision, ADD COLUMN listed_ended boolean"],
+        // Where a video plays (#64): the place its target said it published or showed, as it is
+        // (`output` stays its path, which the sweeper compares version names with).
+        ["ALTER TABLE ingestd_jobs ADD COLUMN place jsonb"],
     ]
 
     /// The schema version this build needs.

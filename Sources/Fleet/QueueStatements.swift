@@ -62,12 +62,29 @@ enum QueueStatements {
         func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
     }
 
-    /// Marks the job published, with its event, if the attempt still holds it; the row stays
-    /// locked until the surrounding transaction ends.
+    /// Locks the job's row if the attempt still holds it, until the surrounding transaction ends.
+    struct Hold: PostgresPreparedStatement {
+        static let sql = "SELECT 1 FROM ingestd_jobs WHERE id = $1::text AND token = $2::bigint AND state = 'running' FOR UPDATE"
+        typealias Row = Int
+        var id: String
+        var token: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings()
+            bindings.append(id)
+            bindings.append(token)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
+    }
+
+    /// Marks the job published where it plays (`place`, its JSON), with its event, if the
+    /// attempt still holds it.
     struct Publish: PostgresPreparedStatement {
         static let sql = """
             WITH published AS (
-                UPDATE ingestd_jobs SET state = 'published', output = $1::text, manifest = $2::text::jsonb,
+                UPDATE ingestd_jobs SET state = 'published', output = $1::text, manifest = $2::text::jsonb, place = $5::text::jsonb,
                        lease_until = NULL, reason = NULL, missing_on = '{}', missing_since = NULL, updated_at = now(), finished_at = now()
                  WHERE id = $3::text AND token = $4::bigint AND state = 'running'
                 RETURNING id, attempts
@@ -82,6 +99,7 @@ enum QueueStatements {
         var manifest: String
         var id: String
         var token: Int64
+        var place: String
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings()
@@ -89,19 +107,20 @@ enum QueueStatements {
             bindings.append(manifest)
             bindings.append(id)
             bindings.append(token)
+            bindings.append(place)
             return bindings
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
     }
 
-    /// Marks the running attempt's video playable at `output` (`CDN/<id>`), with its event, if
+    /// Marks the running attempt's video playable at `output` (`CDN/<id>`; `place`, its JSON), with its event, if
     /// the attempt still holds the job; the row stays locked until the surrounding transaction
     /// ends. Answers the seconds since the job was queued (the database's clock).
     struct Playable: PostgresPreparedStatement {
         static let sql = """
             WITH shown AS (
-                UPDATE ingestd_jobs SET playable_token = token, playable_at = now(), output = $1::text, updated_at = now()
+                UPDATE ingestd_jobs SET playable_token = token, playable_at = now(), output = $1::text, place = $4::text::jsonb, updated_at = now()
                  WHERE id = $2::text AND token = $3::bigint AND state = 'running'
                 RETURNING id, attempts, extract(epoch FROM now() - created_at)::float8 AS after, extract(epoch FROM now())::float8 AS at
             ), logged AS (
@@ -115,12 +134,14 @@ enum QueueStatements {
         var output: String
         var id: String
         var token: Int64
+        var place: String
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings()
             bindings.append(output)
             bindings.append(id)
             bindings.append(token)
+            bindings.append(place)
             return bindings
         }
 

@@ -24,30 +24,31 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
     }
 
     /// The app's words for a job its store knows, mapped here once: running is `processing`,
-    /// published is `completed` (with its master and largest poster at `url(path)`).
+    /// published is `completed` (with its master and the poster that stands for it at `url`:
+    /// a path from the CDN root).
     init(_ job: JobSnapshot, url: (_ path: String) -> String?) {
         let states: [JobSnapshot.State: State] = [.queued: .queued, .running: .processing, .published: .completed,
                                                    .rejected: .rejected, .failed: .failed]
         self.init(id: job.id, state: states[job.state]!, progress: job.progress)
+        let place = job.place ?? PlaybackPlace(root: "", id: job.id)
         if job.state == .running, job.playable == true {
             playable = true
-            masterURL = url("master.m3u8")
+            masterURL = url(place.master)
         }
         guard job.state == .published else {
             reason = job.state == .rejected || job.state == .failed ? job.reason : nil
             return
         }
-        masterURL = url(job.manifest?.master ?? "master.m3u8")
-        mp4URL = job.manifest.flatMap { url($0.mp4) }
-        if let poster = job.manifest?.posters.max(by: { $0.width < $1.width }) { posterURL = url(poster.path) }
+        masterURL = url(place.path(job.manifest?.master ?? "master.m3u8"))
+        mp4URL = job.manifest.flatMap { url(place.path($0.mp4)) }
+        posterURL = job.manifest.flatMap { place.poster(among: $0.posters) }.flatMap(url)
     }
 
     /// The job's status, or nil when neither an upload nor a job has this id (or its upload was terminated).
     /// `publicURL`: the CDN's base URL in front of `cdn` (completed jobs give URLs under it).
     static func read(id: String, uploads: UploadDirectory, cdn: String?, publicURL: String?) -> JobStatusReport? {
         if let job = SpoolStore.job(id, layout: uploads.layout, cdn: cdn) {
-            let place = job.place ?? PlaybackPlace(base: id)
-            return JobStatusReport(job) { path in publicURL.map { place.url(path, cdnURL: $0) } ?? place.path(path) }
+            return JobStatusReport(job) { path in publicURL.map { PlaybackPlace.url(path, cdnURL: $0) } ?? path }
         }
         guard let set = uploads.set(id), !set.terminated else { return nil }
         if uploads.isEnqueued(id) { return JobStatusReport(id: id, state: .queued) }  // between the rename and the spool's next look

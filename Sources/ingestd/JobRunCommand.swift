@@ -59,7 +59,7 @@ struct JobRunCommand: AsyncParsableCommand {
             var job = TranscodeJob(input: request.input, destination: request.output, preset: preset, parent: parent,
                                    attempt: request.attempt)
             job.publishedVersion = request.publishedVersion
-            job.growing = request.playablePath != nil
+            job.growing = request.mode != .whole
             let stageOnly = request.stageOnly
             let work = Task { () -> (ReadyManifest, String?) in
                 if stageOnly {
@@ -82,11 +82,11 @@ struct JobRunCommand: AsyncParsableCommand {
                     plannedAt = Date()
                     totalSeconds = plan.estimatedSeconds
                 }
-                if case .playable(let seconds) = event, let path = request.playablePath {
+                if case .playable(let seconds) = event, let path = request.mode.reports {
                     shown = JobPlayable(seconds: seconds, at: Date(), startedAt: started, plannedAt: plannedAt, totalSeconds: totalSeconds)
                     try? JSONFile.write(shown!, to: path)
                 }
-                if case .listed(let seconds, let ended) = event, let path = request.playablePath, var report = shown {
+                if case .listed(let seconds, let ended) = event, let path = request.mode.reports, var report = shown {
                     report.seconds = seconds
                     report.ended = ended
                     try? JSONFile.write(report, to: path)  // the running report the worker keeps the margin from

@@ -84,7 +84,7 @@ struct WatchCommand: AsyncParsableCommand {
         configuration.storage = storage
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         let store: (any JobStore)?
-        var handOff: (any JobHandOff)?
+        let destination: SpoolIntake.Destination
         var database: DatabaseURL?
         if !databaseOption.isGiven {
             var outbox: Outbox?
@@ -93,7 +93,8 @@ struct WatchCommand: AsyncParsableCommand {
                 try Report.catching { try layout.outbox.create() }
                 services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: layout.outbox, logger: logger)))
             }
-            store = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox)
+            let spoolStore = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox)
+            (store, destination) = (spoolStore, .spool(spoolStore))
             configuration.bucketPointer = true  // the spool names a bucket's version in `<id>/current.json`
         } else {
             let resolved = try databaseOption.resolve(jobs: options.jobs)
@@ -109,14 +110,14 @@ struct WatchCommand: AsyncParsableCommand {
             configuration.uploads = uploads
             let fleet = FleetWiring(database: resolved, configuration: &configuration, maxAttempts: options.maxAttempts, endpoint: endpoint,
                                     measuresClock: options.jobs > 0, logger: logger)
-            handOff = QueueHandOff(store: fleet.store, submitter: Submitter(preset: preset))
+            destination = .fleet(QueueHandOff(store: fleet.store, submitter: Submitter(preset: preset)))
             services += fleet.services
             store = options.jobs == 0 ? nil : fleet.store
             logger.info("feeding the job queue", metadata: ["database": "\(resolved)", "jobsHere": "\(options.jobs)"])
         }
         let worker = store.map { JobWorker(store: $0, configuration: configuration, metrics: metrics, logger: logger) }
         services.append(.init(service: SpoolIntake(layout: layout, cdn: configuration.cdn, limits: preset.limits, settleSeconds: settle,
-                                                   handOff: handOff, worker: worker, metrics: metrics, logger: logger)))
+                                                   destination: destination, metrics: metrics, logger: logger)))
         if let worker { services.append(FleetWiring.service(worker)) }
         do {
             try await options.run(services, metrics: metrics, readyWindow: .seconds(10), logger: logger)

@@ -230,16 +230,16 @@ import Testing
         let shown = try Sleeper()
         let holder = margins.register(pid: shown.pid, shows: true)
         margins.listed(holder, .init(seconds: 0, ended: false))
-        var runner = JobRunner(executable: Paths.binary, presetArgument: Paths.root + "/Presets/default.json", timeoutSeconds: 40,
+        let runner = JobRunner(executable: Paths.binary, presetArgument: Paths.root + "/Presets/default.json", timeoutSeconds: 40,
                                limits: ChildLimits(memoryMB: 8192, cpuSeconds: 480))
-        runner.margins = margins
         let base = Paths.scratch("margin-guard-job")
         try? FileManager.default.removeItem(atPath: base)
         try FileManager.default.createDirectory(atPath: "\(base)/job", withIntermediateDirectories: true)
         defer { margins.release(holder) }  // never leaves a stopped job process behind
         // On a thread of its own: the shared pool may be held by other suites' blocking waits.
         let run = Task(executorPreference: DispatchTaskExecutor.shared) { [runner] in
-            await runner.run(input: .path(Paths.sample("noaudio_odd.webm")), output: "\(base)/out", jobDirectory: "\(base)/job") { false }
+            await runner.run(input: .path(Paths.sample("noaudio_odd.webm")), output: "\(base)/out", jobDirectory: "\(base)/job",
+                             watcher: GrowingShow(margins: margins)) { false }
         }
         func jobProcess() -> Int32? {
             Daemon.children(of: getpid()).first { Daemon.commandLine($0).contains("job-run") && Daemon.commandLine($0).contains("margin-guard-job") }

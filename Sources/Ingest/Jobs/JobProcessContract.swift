@@ -23,10 +23,24 @@ public struct JobRequest: Codable, Sendable, Equatable {
     /// The version directory published now, whose H.264 ladder and sound are kept
     /// (``TranscodeJob/publishedVersion``); the job may read it.
     public var publishedVersion: String?
-    /// Set for a video played while it is made: `output` is the attempt's version directory,
-    /// written in place (``TranscodeJob/growing``), and a ``JobPlayable`` is written here once
-    /// its ladder can be played.
-    public var playablePath: String?
+    /// How the output comes into view: whole at the end, or growing.
+    public var mode = OutputMode.whole
+
+    /// How a job's output comes into view.
+    public enum OutputMode: Codable, Sendable, Equatable {
+        /// Whole, once the job is done.
+        case whole
+        /// Played while it is made: `output` is the attempt's version directory, written in
+        /// place (``TranscodeJob/growing``), and a ``JobPlayable`` is written to `reports` once
+        /// its ladder can be played, and again each time it lists more.
+        case growing(reports: String)
+
+        /// Where a growing job writes its reports.
+        public var reports: String? {
+            guard case .growing(let reports) = self else { return nil }
+            return reports
+        }
+    }
 
     public init(input: TranscodeJob.Input, output: String, preset: String, resultPath: String, progressPath: String,
                 limits: ChildLimits, stageOnly: Bool, attempt: Int64?, publishedVersion: String? = nil) {
@@ -68,7 +82,7 @@ public struct JobProgress: Codable, Sendable {
     }
 }
 
-/// What a growing job's process writes once its ladder can be played (``JobRequest/playablePath``),
+/// What a growing job's process writes once its ladder can be played (``JobRequest/OutputMode/growing(reports:)``),
 /// and again each time every rung lists more: the running report of its ``Margin``.
 public struct JobPlayable: Codable, Sendable, Equatable {
     /// Seconds of video every rung lists.

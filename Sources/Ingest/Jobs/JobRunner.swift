@@ -22,9 +22,6 @@ public struct JobRunner: Sendable {
     public var limits: ChildLimits
     /// How long a job process asked to stop (SIGTERM) may take before it is killed (SIGKILL).
     public var killAfterSeconds: Double
-    /// Keeps shown videos ahead of their viewers: the job process waits while another's margin
-    /// is short, until its own video shows (nil: never waits). Waiting is not charged to the timeout.
-    public var margins: MarginGuard?
 
     public init(executable: String, presetArgument: String, timeoutSeconds: Double, limits: ChildLimits,
                 killAfterSeconds: Double = 5) {
@@ -50,12 +47,12 @@ public struct JobRunner: Sendable {
     /// never the upload.
     /// `attempt` (a queue attempt's fencing token) names the staging, see ``StagedDirectory``.
     /// `publishedVersion`: see ``TranscodeJob/publishedVersion``.
-    /// `playable`: the job grows its output in place (`output` is its version directory, see
-    /// ``TranscodeJob/growing``), and this is called once, while the job process runs, when its
-    /// ladder can be played.
+    /// `growing`: the job grows its output in place (`output` is its version directory, see
+    /// ``TranscodeJob/growing``) and reports what its ladder lists to `watcher`, which hears
+    /// of the process in any case (``JobWatcher``).
     public func run(input: TranscodeJob.Input, output: String, jobDirectory: String, stageOnly: Bool = false,
-                    attempt: Int64? = nil, publishedVersion: String? = nil,
-                    playable: (@Sendable (JobPlayable) async -> Void)? = nil, logTail: JobLogTail? = nil,
+                    attempt: Int64? = nil, publishedVersion: String? = nil, growing: Bool = false,
+                    watcher: (any JobWatcher)? = nil, logTail: JobLogTail? = nil,
                     stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
         let resultPath = "\(jobDirectory)/result.json"
         let playablePath = "\(jobDirectory)/playable.json"
@@ -63,23 +60,19 @@ public struct JobRunner: Sendable {
         var request = JobRequest(input: input, output: output, preset: presetArgument, resultPath: resultPath,
                                  progressPath: "\(jobDirectory)/progress.json", limits: limits, stageOnly: stageOnly, attempt: attempt,
                                  publishedVersion: publishedVersion)
-        request.playablePath = playable == nil ? nil : playablePath
+        if growing { request.mode = .growing(reports: playablePath) }
         let process: Process
-        let spawned = Date()
         do {
             process = try start(request, logTail: logTail)
         } catch {
             return .retryable(code: "internal", message: "\(error)")
         }
-        let slot = margins?.register(pid: process.processIdentifier, shows: playable != nil)
-        let ending = await wait(for: process, stop: stop, slot: slot, playable: playable.map { playable in { shown in
-            guard let reported = JSONFile.read(JobPlayable.self, from: playablePath) else { return false }
-            // Shown once every shown video is ahead enough to share the CPU (or it is whole).
-            if !shown, !reported.listing.ended, let slot, margins?.mayShow(slot) == false { return false }
-            if let slot { margins?.listed(slot, reported.listing) }
-            if !shown { await playable(reported.bounded(since: spawned)) }
-            return true
-        } })
+        watcher?.started(pid: process.processIdentifier, at: Date())
+        let reports = growing ? watcher : nil
+        let ending = await wait(for: process, stop: stop, watcher: watcher, shown: reports == nil) { shown in
+            guard let reports, let report = JSONFile.read(JobPlayable.self, from: playablePath) else { return shown }
+            return await reports.reported(report) || shown
+        }
         return outcome(of: process, ending, result: JSONFile.read(JobResult.self, from: resultPath), input: input)
     }
 
@@ -117,23 +110,23 @@ public struct JobRunner: Sendable {
 
     /// Waits for the job process, asking it to stop (SIGTERM, then SIGKILL `killAfterSeconds`
     /// later) once `stop` says so or the task is cancelled, and killing it past the timeout.
-    /// `playable` is asked at each look, with whether it said the video shows (a growing job's
-    /// report: once shown, its margin's running report). Time the process spent waiting for
-    /// another video's margin (`slot`) is not charged to the timeout.
-    private func wait(for process: Process, stop: @Sendable () -> Bool, slot: MarginGuard.Slot?,
-                      playable: ((Bool) async -> Bool)?) async -> Ending {
+    /// `look` is asked at each look, with whether its video is shown, and says whether it is
+    /// (a growing job's report, read more often until it shows). Time the `watcher` held the
+    /// process back is not charged to the timeout.
+    private func wait(for process: Process, stop: @Sendable () -> Bool, watcher: (any JobWatcher)?, shown: Bool,
+                      look: (Bool) async -> Bool) async -> Ending {
         let started = ContinuousClock.now
-        var ending = Ending(), killed = false, shown = playable == nil
+        var ending = Ending(), killed = false, shown = shown
         var stopAsked = ContinuousClock.now
         while process.isRunning {
             // Not cut short by cancellation (that would spin): a cancelled wait asks the child
             // to stop like `stop` does, and still waits for it.
             await SteadyTimer.pause(for: .milliseconds(shown ? 100 : 20))
-            if !ending.interrupted, let playable { shown = await playable(shown) || shown }
+            if !ending.interrupted { shown = await look(shown) }
             if !ending.interrupted, stop() || Task.isCancelled {
                 ending.interrupted = true
                 stopAsked = .now
-                if let slot { margins?.release(slot) }  // a stopped process could not hear SIGTERM
+                watcher?.ending()
                 kill(process.processIdentifier, SIGTERM)
                 kill(process.processIdentifier, SIGCONT)  // nor one stopped by anyone else (a debugger, an operator)
             }
@@ -141,13 +134,12 @@ public struct JobRunner: Sendable {
                 killed = true
                 kill(process.processIdentifier, SIGKILL)
             }
-            let waited = slot.map { margins?.pausedTime($0) ?? .zero } ?? .zero
-            if !ending.timedOut, ContinuousClock.now - started - waited > .seconds(timeoutSeconds) {
+            if !ending.timedOut, ContinuousClock.now - started - (watcher?.waited ?? .zero) > .seconds(timeoutSeconds) {
                 ending.timedOut = true
                 kill(process.processIdentifier, SIGKILL)
             }
         }
-        if let slot { margins?.release(slot) }
+        watcher?.ending()
         process.waitUntilExit()
         return ending
     }

@@ -3,7 +3,7 @@ import Transcode
 
 /// What a store says of one job (``JobStore/job(_:)``): the one read behind the status API,
 /// `status --json` and the console. States in ``JobEnd``'s words plus the two live ones.
-public struct JobSnapshot: Codable, Sendable, Equatable {
+public struct JobSnapshot: Encodable, Sendable, Equatable {
     public enum State: String, Codable, Sendable, CaseIterable {
         case queued, running, published, rejected, failed
     }
@@ -16,30 +16,49 @@ public struct JobSnapshot: Codable, Sendable, Equatable {
     public var progress: Int?
     /// Why it was rejected or failed, or why its last attempt failed.
     public var reason: Reason?
-    /// Where it is published: `CDN/<id>`, or in a bucket the version its pointer names.
-    public var output: String?
+    /// Where it plays once published, or while it grows (``playable``), as its target said.
+    public var place: PlaybackPlace?
     /// The published manifest, where the store keeps or can read it.
     public var manifest: ReadyManifest?
-    /// True while a running job's video can already be played at `output`'s `master.m3u8`
+    /// True while a running job's video can already be played at `place`'s `master.m3u8`
     /// (played while it is made); nil otherwise.
     public var playable: Bool?
     /// While a shown video grows: how far ahead of its earliest viewer it is (its ``Margin``), in
     /// seconds, where the store knows it.
     public var aheadSeconds: Double?
 
-    public init(id: String, state: State, attempts: Int, progress: Int? = nil, reason: Reason? = nil, output: String? = nil,
+    public init(id: String, state: State, attempts: Int, progress: Int? = nil, reason: Reason? = nil, place: PlaybackPlace? = nil,
                 manifest: ReadyManifest? = nil) {
         self.id = id
         self.state = state
         self.attempts = attempts
         self.progress = progress
         self.reason = reason
-        self.output = output
+        self.place = place
         self.manifest = manifest
     }
 
-    /// Where it plays (``PlaybackPlace``), from `output`.
-    public var place: PlaybackPlace? { output.map { PlaybackPlace(id: id, recorded: $0) } }
+    /// Where it is published: `CDN/<id>`, or in a bucket the version prefix (``PlaybackPlace/recorded``).
+    public var output: String? { place?.recorded }
+
+    enum CodingKeys: String, CodingKey {
+        case id, state, attempts, progress, reason, output, place, manifest, playable, aheadSeconds
+    }
+
+    /// Every field, and `output` beside `place` for readers of `status --json` from before places.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(state, forKey: .state)
+        try container.encode(attempts, forKey: .attempts)
+        try container.encodeIfPresent(progress, forKey: .progress)
+        try container.encodeIfPresent(reason, forKey: .reason)
+        try container.encodeIfPresent(output, forKey: .output)
+        try container.encodeIfPresent(place, forKey: .place)
+        try container.encodeIfPresent(manifest, forKey: .manifest)
+        try container.encodeIfPresent(playable, forKey: .playable)
+        try container.encodeIfPresent(aheadSeconds, forKey: .aheadSeconds)
+    }
 
     /// A progress fraction as a whole percent, clamped to 0–100 (the one clamp).
     public static func percent(_ fraction: Double) -> Int { Int((max(0, min(1, fraction)) * 100).rounded(.down)) }

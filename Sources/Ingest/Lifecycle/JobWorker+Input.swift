@@ -29,7 +29,6 @@ extension JobWorker {
             return .failure(EndedEarly(end: .published(JSONFile.read(JobResult.self, from: "\(directory)/result.json") ?? JobResult(ok: true))))
         }
         var runner = configuration.runner
-        runner.margins = margins
         var limits = configuration.preset.limits
         if let json = job.preset, let scratch {
             do {

@@ -41,7 +41,7 @@ extension JobWorker {
                                      log: Logger) async -> (JobEnd, PrivateDirectory?) {
         let scratch: PrivateDirectory?
         do {
-            let needed = job.directory == nil || job.preset != nil || configuration.remoteCDN || Self.remoteInput(of: job) != nil
+            let needed = job.directory == nil || job.preset != nil || target.writesInScratch || Self.remoteInput(of: job) != nil
             scratch = needed ? try PrivateDirectory(prefix: "ingestd-job-") : nil
         } catch {
             // The scratch file system (TMPDIR) gone or full: the host's fault, not the upload's.

@@ -24,9 +24,10 @@ extension JobWorker {
             }
         }
         let tail = JobLogTail()
+        let show = target.growsInView ? GrowingShow.Show(store: store, job: job, output: output, target: target, mirror: mirror, log: log) : nil
         let outcome = await prepared.runner.run(input: prepared.input, output: writeTo, jobDirectory: prepared.directory,
-                                                stageOnly: true, attempt: job.token, playable: showing(job, output, mirror: mirror, log: log),
-                                                logTail: tail) {
+                                                stageOnly: true, attempt: job.token, growing: show != nil,
+                                                watcher: GrowingShow(margins: margins, show: show), logTail: tail) {
             stop.value || lease.value
         }
         output.log = tail.text()
@@ -40,25 +41,6 @@ extension JobWorker {
         case .rejected(let code, let message): return .rejected(Reason(code: code, message: message, attempts: job.attempt))
         case .retryable(let code, let message): return await retryable(job, code: code, message: message)
         case .interrupted: return .released
-        }
-    }
-
-    /// For a growing output: what shows the video once its ladder can be played (under the
-    /// store's fence; a store that cannot, or an attempt that lost the job, shows nothing). A
-    /// bucket's version gets its master first, after everything it names (`mirror`).
-    private nonisolated func showing(_ job: ClaimedJob, _ output: AttemptOutput, mirror: (any RemoteMirror)?,
-                                     log: Logger) -> (@Sendable (JobPlayable) async -> Void)? {
-        guard target.growsInView else { return nil }
-        let store = store, target = target
-        return { report in
-            do {
-                try await mirror?.sync(master: true)
-                if try await store.playable(job, output: output, target: target, report) {
-                    log.info("playable", metadata: ["output": "\(target.place(output).place.master)", "listed": "\(report.seconds)"])
-                }
-            } catch {
-                log.warning("cannot show the growing video", metadata: ["error": "\(error)"])
-            }
         }
     }
 
@@ -92,7 +74,7 @@ extension JobWorker {
             await hostFault(message, outOfSpace: true)
             return .released
         }
-        if let problem = HostHealth(cdn: configuration.localRoot, minFree: .bytes(0), uploads: configuration.uploads).check().problem {
+        if let problem = HostHealth(cdn: target.hostDirectory, minFree: .bytes(0), uploads: configuration.uploads).check().problem {
             await hostFault(problem)
             return .released
         }

@@ -26,22 +26,10 @@ public actor JobWorker: Service {
     private nonisolated let draining = StopFlag()
     /// When expired leases were last rescued and the queue depth last measured.
     private var lastUpkeep: ContinuousClock.Instant?
-    /// Why this host claims nothing now (a full disk, a missing CDN root), if it does not.
-    private var hostProblem: String?
-    /// After a host fault, no claim before this, even if the check passes (doubling pauses).
-    private var hostPausedUntil: ContinuousClock.Instant?
-    private var hostPause = Duration.seconds(5)
-    /// Free bytes on the CDN's and the scratch's file systems when a job last found a disk full:
-    /// no claim until one of them has ``spaceRegained`` more (`--min-free 0` alone would let the
-    /// host claim into the same full disk after every pause), nor for 5 minutes: a job whose
-    /// output alone outgrew the free space must not park the host for good.
-    private var fullAt: (cdn: Int64?, scratch: Int64?, since: ContinuousClock.Instant)?
-    static let spaceRegained: Int64 = 1 << 20
-    /// Inputs in a row this host found missing that no other host had confirmed.
-    private var unconfirmedMissing = 0
-    /// While the store does not answer: no call before this (capped exponential backoff, jittered).
-    private var storeRetryAt: ContinuousClock.Instant?
-    private var storeBackoff = Duration.zero
+    /// Whether this host claims now (a full disk, a missing CDN root, a fault's pause).
+    private var gate: HostGate
+    /// While the store does not answer.
+    private var backoff = StoreBackoff()
     /// Whether the store was made usable (``JobStore/prepare()``): retried like any store call,
     /// so a worker started while its database is down waits for it, not ready, and honours
     /// SIGTERM meanwhile.
@@ -60,6 +48,7 @@ public actor JobWorker: Service {
         self.metrics = metrics
         self.logger = logger
         margins = MarginGuard(policy: configuration.margin, metrics: metrics)
+        gate = HostGate(root: target.hostDirectory)
         rescuer = JobRescuer(store: store, configuration: configuration, target: target, metrics: metrics, logger: logger)
         (wakeups, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -69,8 +58,8 @@ public actor JobWorker: Service {
 
     public func run() async throws {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: configuration.localRoot, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw IngestError.cannotWrite(path: configuration.localRoot, reason: "no such directory (a configured root is never created)")
+        guard FileManager.default.fileExists(atPath: target.hostDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw IngestError.cannotWrite(path: target.hostDirectory, reason: "no such directory (a configured root is never created)")
         }
         let listener = Task { [store, wakeup] in await store.listen { wakeup.yield() } }
         let ticker = Task { [wakeup, poll = configuration.poll] in
@@ -121,7 +110,7 @@ public actor JobWorker: Service {
         var claims: [ClaimedJob] = []
         let upkeepDue = lastUpkeep.map { ContinuousClock.now - $0 >= rescuer.every } ?? true
         guard upkeepDue || running.count < configuration.jobs else { return [] }
-        if let storeRetryAt, ContinuousClock.now < storeRetryAt { return [] }
+        guard backoff.allows(.now) else { return [] }
         do {
             if !prepared {
                 try await store.prepare()
@@ -129,7 +118,7 @@ public actor JobWorker: Service {
             }
             if upkeepDue {
                 lastUpkeep = .now
-                try await rescuer.round(ready: hostProblem == nil && !draining.value, problem: draining.value ? "draining" : hostProblem,
+                try await rescuer.round(ready: gate.problem == nil && !draining.value, problem: draining.value ? "draining" : gate.problem,
                                         running: running.count)
             }
             let limit = margins.claims(free: configuration.jobs - running.count)
@@ -147,9 +136,7 @@ public actor JobWorker: Service {
                 }
             }
             metrics.storeReachable()
-            if storeRetryAt != nil { logger.info("job store reachable again") }
-            storeRetryAt = nil
-            storeBackoff = .zero
+            if backoff.answered() { logger.info("job store reachable again") }
         } catch {
             if !prepared, (error as? StoreRefusal)?.isConfiguration == true {
                 // Wrong credentials or database: no retry helps; say so and stop (exit 69).
@@ -160,11 +147,7 @@ public actor JobWorker: Service {
             }
             lastUpkeep = nil
             metrics.storeUnreachable("\(error)")
-            // One line per step: 0.5 s doubling to 30 s, each with ±20 % jitter so a fleet that
-            // lost its database does not come back in step.
-            storeBackoff = min(max(storeBackoff * 2, .milliseconds(500)), .seconds(30))
-            let wait = storeBackoff * Double.random(in: 0.8...1.2)
-            storeRetryAt = .now + wait
+            let wait = backoff.failed(.now)
             logger.warning("job store unreachable; retrying", metadata: ["error": "\(error)", "inSeconds": "\(String(format: "%.1f", wait.seconds))"])
         }
         metrics.inFlight(running.count)
@@ -173,58 +156,34 @@ public actor JobWorker: Service {
 
     /// Checks the host before claiming; says (once per change) why it claims nothing.
     private func hostReady() -> Bool {
-        let check = HostHealth(cdn: configuration.localRoot, minFree: configuration.minFree, uploads: configuration.uploads).check()
+        let check = HostHealth(cdn: target.hostDirectory, minFree: configuration.minFree, uploads: configuration.uploads).check()
         if let free = check.freeBytes { metrics.cdnFree(free) }
         if let free = check.scratchFreeBytes { metrics.scratchFree(free) }
-        let paused = hostPausedUntil.map { ContinuousClock.now < $0 } ?? false
-        if let full = fullAt, check.problem == nil {
-            func regained(_ now: Int64?, _ then: Int64?) -> Bool { now.map { $0 >= (then ?? 0) + Self.spaceRegained } ?? false }
-            if regained(check.freeBytes, full.cdn) || regained(check.scratchFreeBytes, full.scratch)
-                || ContinuousClock.now - full.since > .seconds(300) { fullAt = nil }
+        let verdict = gate.look(check, now: .now)
+        if let problem = verdict.problem {
+            if verdict.changed { logger.warning("host not ready: claiming nothing", metadata: ["why": "\(problem)"]) }
+        } else if let was = verdict.was {
+            logger.info("host ready again", metadata: ["was": "\(was)"])
         }
-        let stillFull = fullAt.map { "a job found the disk full with \($0.cdn ?? 0) bytes free on \(configuration.localRoot): waiting for \(Self.spaceRegained) more" }
-        if let problem = check.problem ?? stillFull ?? (paused ? hostProblem : nil) {
-            if problem != hostProblem { logger.warning("host not ready: claiming nothing", metadata: ["why": "\(problem)"]) }
-            hostProblem = problem
-            metrics.hostReady(false, why: problem)
-            return false
-        }
-        if let hostProblem { logger.info("host ready again", metadata: ["was": "\(hostProblem)"]) }
-        hostProblem = nil
-        metrics.hostReady(true, why: nil)
-        return true
+        metrics.hostReady(verdict.problem == nil, why: verdict.problem)
+        return verdict.problem == nil
     }
 
-    /// An attempt failed because of the host, not the upload: no claim until the host checks
-    /// out again and a pause (5 s, doubling up to 5 min while faults repeat) has passed; after
-    /// a full disk (`outOfSpace`), not before space was freed either.
+    /// An attempt failed because of the host, not the upload: the job goes back uncharged and
+    /// the host claims nothing for a while (``HostGate/fault(_:freeThen:now:)``); after a full
+    /// disk (`outOfSpace`), not before space was freed either.
     func hostFault(_ problem: String, outOfSpace: Bool = false) {
         logger.warning("host fault: the job goes back uncharged; claiming nothing for now", metadata: ["why": "\(problem)"])
-        if outOfSpace {
-            let now = HostHealth(cdn: configuration.localRoot, minFree: .bytes(0), uploads: nil).check()
-            fullAt = (now.freeBytes, now.scratchFreeBytes, .now)
-        }
-        hostProblem = problem
-        hostPausedUntil = .now + hostPause
-        hostPause = min(hostPause * 2, .seconds(300))
+        let freeThen = outOfSpace ? HostHealth(cdn: target.hostDirectory, minFree: .bytes(0), uploads: nil).check() : nil
+        gate.fault(problem, freeThen: freeThen, now: .now)
         metrics.hostReady(false, why: problem)
     }
 
-    func published() {
-        hostPause = .seconds(5)
-        unconfirmedMissing = 0
-    }
+    func published() { gate.published() }
 
-    /// A host that keeps finding inputs missing which no other host has confirmed is the likely
-    /// fault (a stale mount under a healthy root): after three in a row it claims nothing for a
-    /// while, so it cannot turn the backlog over to be rejected on its say alone.
+    /// See ``HostGate/missingInput(confirmed:)``.
     func missingInput(confirmed: Bool) {
-        guard !confirmed else { unconfirmedMissing = 0; return }
-        unconfirmedMissing += 1
-        if unconfirmedMissing >= 3 {
-            unconfirmedMissing = 0
-            hostFault("inputs missing on this host that no other host has confirmed, three in a row (is its view of the uploads stale?)")
-        }
+        if let problem = gate.missingInput(confirmed: confirmed) { hostFault(problem) }
     }
 
     func finished(_ id: String) {

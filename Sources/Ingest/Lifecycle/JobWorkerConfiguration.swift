@@ -53,13 +53,6 @@ public struct JobWorkerConfiguration: Sendable {
         OutputTargets.make(cdn: cdn, growing: growing, storage: storage, pointer: bucketPointer)
     }
 
-    /// Whether the CDN is remote (a bucket prefix).
-    public var remoteCDN: Bool { RemotePath.isRemote(cdn) }
-
-    /// The directory whose space and permissions jobs need on this host: the CDN directory, or
-    /// for a bucket the scratch directory jobs stage in.
-    var localRoot: String { remoteCDN ? FileManager.default.temporaryDirectory.path : cdn }
-
     public init(cdn: String, runner: JobRunner, preset: Preset, jobs: Int, lease: Duration = .seconds(60),
                 retry: RetryPolicy, grace: Duration, poll: Duration = .seconds(1)) {
         self.cdn = cdn

@@ -10,7 +10,6 @@ public struct HeldBucketTarget: OutputTarget {
     let storage: any RemoteStorage
     /// The pointer object names the published version (else the store's row does).
     let pointer: Bool
-    public var growsInView: Bool { false }
 
     public init(root: String, storage: any RemoteStorage, pointer: Bool) {
         self.root = root
@@ -18,19 +17,17 @@ public struct HeldBucketTarget: OutputTarget {
         self.pointer = pointer
     }
 
+    /// The job process's output is uploaded from the scratch's file system.
+    public var hostDirectory: String { FileManager.default.temporaryDirectory.path }
+    public var writesInScratch: Bool { true }
+
     /// `CDN/<id>`: the prefix holding the job's versions and pointer.
     func prefix(_ id: String) -> String { "\(root)/\(id)" }
 
     /// `CDN/<id>/t<token>`.
-    func versionPrefix(_ attempt: AttemptOutput) -> String { "\(prefix(attempt.id))/\(attempt.version)" }
-
-    /// Nothing to clear: a version no pointer names is the sweeper's.
-    public func prepare(_ attempt: AttemptOutput) -> Bool { false }
+    func versionPrefix(_ attempt: AttemptOutput) -> String { place(attempt).recorded }
 
     public func writeDirectory(_ attempt: AttemptOutput, scratch: String) -> String { "\(scratch)/out" }
-
-    public func mirror(_ attempt: AttemptOutput, from directory: String,
-                       while stillWanted: @escaping @Sendable () -> Bool) -> (any RemoteMirror)? { nil }
 
     public func staged(_ attempt: inout AttemptOutput, at staging: String?) {
         attempt.staging = staging
@@ -46,34 +43,22 @@ public struct HeldBucketTarget: OutputTarget {
         return try await storage.upload(staging, to: versionPrefix(attempt), while: stillWanted)
     }
 
-    public func show(_ attempt: AttemptOutput) async throws -> Bool { false }
-
     /// Makes the pointer name this attempt's version. One naming a finished version was written
     /// by an earlier attempt that died before the job was filed: it stands, and is what is
     /// published. In the fleet the row names the version: nothing to write.
-    public func publish(_ attempt: AttemptOutput) async throws -> Publication {
-        guard pointer else { return place(attempt) }
-        let own = versionPrefix(attempt)
-        let named = try await storage.show(prefix(attempt.id), version: own) ? own : try await storage.pointer(of: prefix(attempt.id))?.version ?? own
-        let version = (named as NSString).lastPathComponent
-        return Publication(place: PlaybackPlace(base: "\(attempt.id)/\(version)"), recorded: "\(prefix(attempt.id))/\(version)", inBucket: true)
+    public func publish(_ attempt: AttemptOutput) async throws -> PlaybackPlace {
+        let own = place(attempt)
+        guard pointer else { return own }
+        if try await storage.show(prefix(attempt.id), version: own.recorded) { return own }
+        guard let named = try await storage.pointer(of: prefix(attempt.id))?.version else { return own }
+        return PlaybackPlace(root: root, id: attempt.id, version: String(named.split(separator: "/").last ?? ""))
     }
-
-    /// The upload is in place and named by the store's record alone: nothing to undo.
-    public func putsInView(_ attempt: AttemptOutput) -> Bool { false }
-
-    public func withdraw(_ attempt: AttemptOutput) async throws {}
 
     public func discard(_ attempt: AttemptOutput) async {
         if let staging = attempt.staging { try? FileManager.default.removeItem(atPath: staging) }
     }
 
-    /// An unnamed version is the sweeper's; the scratch goes with the attempt.
-    public func discardLeftovers(id: String, token: Int64) async {}
-
-    public func place(_ attempt: AttemptOutput) -> Publication {
-        Publication(place: PlaybackPlace(base: "\(attempt.id)/\(attempt.version)"), recorded: versionPrefix(attempt), inBucket: true)
-    }
+    public func place(_ attempt: AttemptOutput) -> PlaybackPlace { PlaybackPlace(root: root, id: attempt.id, version: attempt.version) }
 }
 
 /// A bucket CDN whose version plays as it grows: the job process writes in the scratch, the
@@ -84,10 +69,10 @@ public struct GrowingBucketTarget: OutputTarget {
     let held: HeldBucketTarget
     public var root: String { held.root }
     public var growsInView: Bool { true }
+    public var hostDirectory: String { held.hostDirectory }
+    public var writesInScratch: Bool { true }
 
     public init(held: HeldBucketTarget) { self.held = held }
-
-    public func prepare(_ attempt: AttemptOutput) -> Bool { held.prepare(attempt) }
 
     public func writeDirectory(_ attempt: AttemptOutput, scratch: String) -> String { held.writeDirectory(attempt, scratch: scratch) }
 
@@ -109,9 +94,7 @@ public struct GrowingBucketTarget: OutputTarget {
         return try await held.storage.show(held.prefix(attempt.id), version: held.versionPrefix(attempt))
     }
 
-    public func publish(_ attempt: AttemptOutput) async throws -> Publication { try await held.publish(attempt) }
-
-    public func putsInView(_ attempt: AttemptOutput) -> Bool { false }
+    public func publish(_ attempt: AttemptOutput) async throws -> PlaybackPlace { try await held.publish(attempt) }
 
     /// The pointer goes if it names the version, and so do the version's playlists (a
     /// player's next reload gets a 404; the sweeper takes the rest).
@@ -125,13 +108,11 @@ public struct GrowingBucketTarget: OutputTarget {
         try? await withdraw(AttemptOutput(id: id, token: token))
     }
 
-    public func place(_ attempt: AttemptOutput) -> Publication { held.place(attempt) }
+    public func place(_ attempt: AttemptOutput) -> PlaybackPlace { held.place(attempt) }
 
     public func publishedPreset(of id: String) async throws -> String? { try await held.publishedPreset(of: id) }
 
     public func republish(_ id: String, presetHash: String, encode: VersionEncoder) async -> Republished {
         await held.republish(id, presetHash: presetHash, encode: encode)
     }
-
-    public func collectRetired(_ id: String) {}
 }

@@ -10,6 +10,7 @@ public struct GrowingDirectoryTarget: OutputTarget {
     let staged: StagedDirectoryTarget
     public var root: String { staged.root }
     public var growsInView: Bool { true }
+    public var keepsPublishedLadders: Bool { true }
 
     public init(staged: StagedDirectoryTarget) { self.staged = staged }
 
@@ -30,9 +31,6 @@ public struct GrowingDirectoryTarget: OutputTarget {
         "\(staged.directory(attempt.id))/\(attempt.version)"
     }
 
-    public func mirror(_ attempt: AttemptOutput, from directory: String,
-                       while stillWanted: @escaping @Sendable () -> Bool) -> (any RemoteMirror)? { nil }
-
     /// The manifest as `CDN/<id>/manifest.json` will say it (its paths through the version).
     public func staged(_ attempt: inout AttemptOutput, at staging: String?) {
         staged.staged(&attempt, at: staging)
@@ -41,12 +39,9 @@ public struct GrowingDirectoryTarget: OutputTarget {
         }
     }
 
-    public func deliver(_ attempt: AttemptOutput, mirror: (any RemoteMirror)?,
-                        while stillWanted: @escaping @Sendable () -> Bool) async throws -> (objects: Int, bytes: Int64)? { nil }
-
     public func show(_ attempt: AttemptOutput) async throws -> Bool { try version(attempt).show() }
 
-    public func publish(_ attempt: AttemptOutput) async throws -> Publication {
+    public func publish(_ attempt: AttemptOutput) async throws -> PlaybackPlace {
         if let staging = attempt.staging { _ = try version(attempt).publish(staging: staging, adopted: attempt.adopted) }
         return place(attempt)
     }
@@ -60,7 +55,7 @@ public struct GrowingDirectoryTarget: OutputTarget {
 
     public func discardLeftovers(id: String, token: Int64) async { await staged.discardLeftovers(id: id, token: token) }
 
-    public func place(_ attempt: AttemptOutput) -> Publication { staged.place(attempt) }
+    public func place(_ attempt: AttemptOutput) -> PlaybackPlace { staged.place(attempt) }
 
     public func publishedPreset(of id: String) async throws -> String? { try await staged.publishedPreset(of: id) }
 

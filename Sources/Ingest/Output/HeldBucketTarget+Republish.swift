@@ -36,7 +36,4 @@ extension HeldBucketTarget {
             return .failed("\(error)")
         }
     }
-
-    /// A bucket's replaced versions are the sweeper's.
-    public func collectRetired(_ id: String) {}
 }

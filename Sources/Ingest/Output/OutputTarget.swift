@@ -15,6 +15,13 @@ public protocol OutputTarget: Sendable {
     var root: String { get }
     /// Whether a video is shown while it is made (``show(_:)``).
     var growsInView: Bool { get }
+    /// The directory on this host whose space and permissions jobs need: the CDN root, or the
+    /// scratch the job process writes a bucket's output in.
+    var hostDirectory: String { get }
+    /// Whether the job process writes in the attempt's private scratch (``writeDirectory(_:scratch:)``).
+    var writesInScratch: Bool { get }
+    /// Reprocess: whether a preset that adds codecs keeps the ladder playing now beside them.
+    var keepsPublishedLadders: Bool { get }
 
     /// Readies the attempt's place: what earlier attempts of the job left goes. True when an
     /// earlier attempt already put its output in view (its worker died before recording it):
@@ -33,12 +40,13 @@ public protocol OutputTarget: Sendable {
     func deliver(_ attempt: AttemptOutput, mirror: (any RemoteMirror)?,
                  while stillWanted: @escaping @Sendable () -> Bool) async throws -> (objects: Int, bytes: Int64)?
 
-    /// Shows a growing attempt's video, unless it is published already or a newer attempt's is
-    /// shown; called by a store under the job's fence. Whether it is shown.
+    /// Shows a growing attempt's video at ``place(_:)``, unless it is published already or a
+    /// newer attempt's is shown; called by a store under the job's fence. Whether it is shown.
     func show(_ attempt: AttemptOutput) async throws -> Bool
     /// Puts the output in view; called by a store under the job's fence. An output already in
-    /// view (adopted) stays and this attempt's goes. Says where the video plays now.
-    func publish(_ attempt: AttemptOutput) async throws -> Publication
+    /// view (adopted) stays and this attempt's goes. Says where the video plays now: what the
+    /// store records.
+    func publish(_ attempt: AttemptOutput) async throws -> PlaybackPlace
     /// Whether ``publish(_:)`` is to put this attempt's own output in view (what
     /// ``withdraw(_:)`` undoes): known before the store's transaction, which may fail after it.
     func putsInView(_ attempt: AttemptOutput) -> Bool
@@ -51,9 +59,9 @@ public protocol OutputTarget: Sendable {
     /// killed and left no result saying where (the rescuer). A newer attempt's stays.
     func discardLeftovers(id: String, token: Int64) async
 
-    /// Where the attempt's video plays while it grows, and what a store records for it
-    /// (``Publication/recorded``): a fleet's row names it before ``publish(_:)`` runs.
-    func place(_ attempt: AttemptOutput) -> Publication
+    /// Where the attempt's video plays while it grows, and where it will once published unless
+    /// an earlier attempt's output is adopted (``publish(_:)`` says which).
+    func place(_ attempt: AttemptOutput) -> PlaybackPlace
 
     /// Reprocess: the preset hash of the version video `id` plays now; nil when it plays none.
     func publishedPreset(of id: String) async throws -> String?
@@ -64,6 +72,24 @@ public protocol OutputTarget: Sendable {
     func republish(_ id: String, presetHash: String, encode: VersionEncoder) async -> Republished
     /// Reprocess: removes the versions of `id` retired longer ago than the grace period.
     func collectRetired(_ id: String)
+}
+
+/// What an adapter does not do, done once: nothing to adopt, mirror, send, show or undo.
+extension OutputTarget {
+    public var growsInView: Bool { false }
+    public var hostDirectory: String { root }
+    public var writesInScratch: Bool { false }
+    public var keepsPublishedLadders: Bool { false }
+    public func prepare(_ attempt: AttemptOutput) -> Bool { false }
+    public func mirror(_ attempt: AttemptOutput, from directory: String,
+                       while stillWanted: @escaping @Sendable () -> Bool) -> (any RemoteMirror)? { nil }
+    public func deliver(_ attempt: AttemptOutput, mirror: (any RemoteMirror)?,
+                        while stillWanted: @escaping @Sendable () -> Bool) async throws -> (objects: Int, bytes: Int64)? { nil }
+    public func show(_ attempt: AttemptOutput) async throws -> Bool { false }
+    public func putsInView(_ attempt: AttemptOutput) -> Bool { false }
+    public func withdraw(_ attempt: AttemptOutput) async throws {}
+    public func discardLeftovers(id: String, token: Int64) async {}
+    public func collectRetired(_ id: String) {}
 }
 
 /// Writes a video's new version into `directory`; `published`: the version playing now, which
@@ -78,24 +104,6 @@ public enum Republished: Sendable, Equatable {
     case skipped(why: String, version: String)
     case failed(String)
     case interrupted
-}
-
-/// Where a video plays once shown or published: what the stores record and every reader asks.
-public struct Publication: Sendable, Equatable {
-    /// Relative to the CDN root: the webhooks', `status`'s and the console's URLs.
-    public var place: PlaybackPlace
-    /// What the store records as the job's output: where its manifest's paths start (`CDN/<id>`,
-    /// or a bucket's version prefix `s3://…/<id>/t<token>`).
-    public var recorded: String
-    /// The version lies in a bucket (`recorded` is its `s3://` prefix), not in a directory this
-    /// host reads: events name it as the version, and the spool keeps the manifest for `status`.
-    public var inBucket: Bool
-
-    public init(place: PlaybackPlace, recorded: String, inBucket: Bool) {
-        self.place = place
-        self.recorded = recorded
-        self.inBucket = inBucket
-    }
 }
 
 /// Chooses the target, once.

@@ -8,7 +8,8 @@ public struct StagedDirectoryTarget: OutputTarget {
     public let root: String
     /// How long a version replaced by reprocess stays for players that hold it (seconds).
     public let retiredGrace: Double
-    public var growsInView: Bool { false }
+    /// A version of another codec is added beside the one playing (``DirectoryVersions``).
+    public var keepsPublishedLadders: Bool { true }
 
     public init(root: String, retiredGrace: Double = 600) {
         self.root = root
@@ -40,9 +41,6 @@ public struct StagedDirectoryTarget: OutputTarget {
     /// `CDN/<id>`: the job process stages beside it.
     public func writeDirectory(_ attempt: AttemptOutput, scratch: String) -> String { directory(attempt.id) }
 
-    public func mirror(_ attempt: AttemptOutput, from directory: String,
-                       while stillWanted: @escaping @Sendable () -> Bool) -> (any RemoteMirror)? { nil }
-
     public func staged(_ attempt: inout AttemptOutput, at staging: String?) {
         attempt.staging = staging
         attempt.adopted = isInView(attempt.id)
@@ -50,12 +48,7 @@ public struct StagedDirectoryTarget: OutputTarget {
         attempt.manifest = sources.lazy.compactMap { FileManager.default.contents(atPath: "\($0)/manifest.json") }.first ?? Data("{}".utf8)
     }
 
-    public func deliver(_ attempt: AttemptOutput, mirror: (any RemoteMirror)?,
-                        while stillWanted: @escaping @Sendable () -> Bool) async throws -> (objects: Int, bytes: Int64)? { nil }
-
-    public func show(_ attempt: AttemptOutput) async throws -> Bool { false }
-
-    public func publish(_ attempt: AttemptOutput) async throws -> Publication {
+    public func publish(_ attempt: AttemptOutput) async throws -> PlaybackPlace {
         if let staging = attempt.staging {
             let staged = StagedDirectory(destination: directory(attempt.id), staging: staging)
             if attempt.adopted || isInView(attempt.id) { staged.discard() } else { try staged.publish(synced: true) }  // the job process flushed it
@@ -83,7 +76,5 @@ public struct StagedDirectoryTarget: OutputTarget {
     }
 
     /// `<id>`, through its pointers.
-    public func place(_ attempt: AttemptOutput) -> Publication {
-        Publication(place: PlaybackPlace(base: attempt.id), recorded: directory(attempt.id), inBucket: false)
-    }
+    public func place(_ attempt: AttemptOutput) -> PlaybackPlace { PlaybackPlace(root: root, id: attempt.id) }
 }

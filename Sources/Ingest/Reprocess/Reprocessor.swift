@@ -66,7 +66,7 @@ public struct Reprocessor: Sendable {
                 case preset.contentHash?: (item.action, item.why) = (.skip, "already published with preset \(preset.contentHash)")
                 case let other?:
                     item.why = "published with preset \(other)"
-                    if let ladders = preset.codecLadders, !ladders.isEmpty, !RemotePath.isRemote(target.root) {
+                    if let ladders = preset.codecLadders, !ladders.isEmpty, target.keepsPublishedLadders {
                         item.why += ": adds \(ladders.map(\.codec.rawValue).joined(separator: ", ")) beside its H.264 ladder, kept"
                     }
                 case nil: break

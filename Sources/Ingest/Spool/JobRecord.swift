@@ -13,6 +13,11 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var lastError: String?
     /// The fencing token of the latest claim (absent in records written before tokens).
     public var token: Int64?
-    /// Once published: where the video is (`CDN/<id>`, or a bucket's version the pointer names).
+    /// Once published: where the video plays, as its target said.
+    public var place: PlaybackPlace?
+    /// A record written before places were: the published output (`CDN/<id>`, or a bucket's version).
     public var output: String?
+
+    /// Where the published video plays (a record from before places: read from its output).
+    public var playbackPlace: PlaybackPlace? { place ?? output.map { .recordedBefore(id: id, output: $0) } }
 }

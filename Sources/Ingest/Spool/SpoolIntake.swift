@@ -4,10 +4,18 @@ import ServiceLifecycle
 import Transcode
 
 /// The spool's producer: watches `incoming/` and, as each upload is complete, claims it into
-/// `work/<id>/` with its job record. There it is a queued job of the ``SpoolStore`` (and the
-/// ``JobWorker`` is woken), or, with a hand-off (`watch --database`), it moves on to
+/// `work/<id>/` with its job record. There it is handed to the ``SpoolStore`` with its lock
+/// held (``SpoolStore/take(_:_:)``), or, with a hand-off (`watch --database`), it moves on to
 /// `queued/<id>/` and becomes a job of the fleet's queue.
 public actor SpoolIntake: Service {
+    /// Where claimed uploads go.
+    public enum Destination: Sendable {
+        /// The spool's own store, whose worker runs them.
+        case spool(SpoolStore)
+        /// The fleet's queue.
+        case fleet(any JobHandOff)
+    }
+
     private let spool: Spool
     /// Where jobs are published: ids never reuse a name there.
     private let cdn: String
@@ -15,8 +23,7 @@ public actor SpoolIntake: Service {
     private let limits: Preset.Limits
     private let settleSeconds: Double
     private let pollSeconds: Double
-    private let handOff: (any JobHandOff)?
-    private let worker: JobWorker?
+    private let destination: Destination
     private let metrics: WorkerMetrics
     private let logger: Logger
     /// Names in `incoming/` whose `received` event is written.
@@ -26,20 +33,23 @@ public actor SpoolIntake: Service {
     private var retryQueued = true
 
     /// `settleSeconds`: how long an upload written in place must stay unchanged; `pollSeconds`:
-    /// the interval of the full rescan of `incoming/` (inotify wakes the intake sooner);
-    /// `worker`: woken when a job is queued in `work/`.
+    /// the interval of the full rescan of `incoming/` (inotify wakes the intake sooner).
     public init(layout: SpoolLayout, cdn: String, limits: Preset.Limits, settleSeconds: Double, pollSeconds: Double = 1,
-                handOff: (any JobHandOff)? = nil, worker: JobWorker?, metrics: WorkerMetrics, logger: Logger) {
+                destination: Destination, metrics: WorkerMetrics, logger: Logger) {
         spool = Spool(layout: layout)
         self.cdn = cdn
         events = EventLog(path: layout.events)
         self.limits = limits
         self.settleSeconds = settleSeconds
         self.pollSeconds = pollSeconds
-        self.handOff = handOff
-        self.worker = worker
+        self.destination = destination
         self.metrics = metrics
         self.logger = logger
+    }
+
+    private var handOff: (any JobHandOff)? {
+        guard case .fleet(let handOff) = destination else { return nil }
+        return handOff
     }
 
     public func run() async throws {
@@ -88,8 +98,8 @@ public actor SpoolIntake: Service {
         events.append("stopped", nil, ["pid": Int(getpid())])
     }
 
-    /// Claims every complete arrival of a scan into `work/`: there it is queued for the worker,
-    /// or, with a hand-off, returned (still locked) to be moved on to `queued/`.
+    /// Claims every complete arrival of a scan into `work/`: there it is handed to the spool's
+    /// store, or, for the fleet, returned (still locked) to be moved on to `queued/`.
     private func take(_ scan: ArrivalTracker.Scan, _ tracker: inout ArrivalTracker) -> [(JobRecord, JobLock)] {
         var claimed: [(JobRecord, JobLock)] = []
         if scan.overflowed {
@@ -112,11 +122,9 @@ public actor SpoolIntake: Service {
                 guard let (record, lock) = try spool.claim(arrival, cdn: cdn) else { continue }
                 received.remove(arrival.name)
                 events.append("claimed", record.id, ["name": arrival.name, "pid": Int(getpid())])
-                if handOff != nil {
-                    claimed.append((record, lock))
-                } else {
-                    lock.release()  // queued in work/: the worker claims it
-                    worker?.wake()
+                switch destination {
+                case .spool(let store): store.take(record, lock)
+                case .fleet: claimed.append((record, lock))
                 }
             } catch {
                 logger.error("claim failed", metadata: ["name": "\(arrival.name)", "error": "\(error)"])

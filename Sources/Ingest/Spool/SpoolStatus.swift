@@ -35,7 +35,7 @@ public struct SpoolStatus: Codable, Sendable {
         for id in work.sorted() {
             let directory = layout.job(id)
             guard let record = JSONFile.read(JobRecord.self, from: "\(directory)/job.json") else { continue }
-            if JobLock.isHeld(directory: directory) {
+            if SpoolStore.isRunning(directory, record) {
                 inFlight.append(InFlight(id: id, original: record.original, attempts: record.attempts,
                                          progress: JSONFile.read(JobProgress.self, from: "\(directory)/progress.json")))
             } else {

@@ -41,8 +41,8 @@ extension SpoolStore: JobBrowser {
             if entry.changed >= hourAgo { groups["\(state.rawValue) \(code)"]!.lastHour += 1 }
         }
         let leases = entries(.running).compactMap { entry -> JobOverview.Lease? in
-            guard JobLock.isHeld(directory: layout.job(entry.id)) else { return nil }
             let record = JSONFile.read(JobRecord.self, from: "\(layout.job(entry.id))/job.json")
+            guard Self.isRunning(layout.job(entry.id), record) else { return nil }
             return .init(id: entry.id, holder: HostName.current, token: record?.token ?? 0, expiresAt: nil)
         }
         return JobOverview(states: Self.status(of: layout), cap: cap,

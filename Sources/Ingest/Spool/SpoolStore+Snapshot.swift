@@ -24,10 +24,11 @@ extension SpoolStore {
         let directory = layout.job(id, in: folder)
         switch folder {
         case .archive:
-            let output = record?.output ?? cdn.map { "\($0)/\(id)" }
-            let manifest = JSONFile.read(ReadyManifest.self, from: "\(directory)/manifest.json")  // a bucket's, kept here
-                ?? output.flatMap { RemotePath.isRemote($0) ? nil : JSONFile.read(ReadyManifest.self, from: "\($0)/manifest.json") }
-            return JobSnapshot(id: id, state: .published, attempts: (record?.attempts ?? 0) + 1, progress: 100, output: output,
+            let place = record?.playbackPlace ?? cdn.map { PlaybackPlace(root: $0, id: id) }
+            // The version playing now where this host reads it (reprocess may have replaced it), else as published.
+            let manifest = place?.readableManifest.flatMap { JSONFile.read(ReadyManifest.self, from: $0) }
+                ?? JSONFile.read(ReadyManifest.self, from: "\(directory)/manifest.json")
+            return JobSnapshot(id: id, state: .published, attempts: (record?.attempts ?? 0) + 1, progress: 100, place: place,
                                manifest: manifest)
         case .queued:
             return JobSnapshot(id: id, state: .queued, attempts: 0)  // handed to the fleet's queue (`status --database` says more)
@@ -35,7 +36,7 @@ extension SpoolStore {
             let reason = JSONFile.read(Reason.self, from: "\(directory)/reason.json")
             return JobSnapshot(id: id, state: folder == .rejected ? .rejected : .failed, attempts: reason?.attempts ?? 0, reason: reason)
         case .work:
-            guard JobLock.isHeld(directory: directory) else { return JobSnapshot(id: id, state: .queued, attempts: record?.attempts ?? 0) }
+            guard isRunning(directory, record) else { return JobSnapshot(id: id, state: .queued, attempts: record?.attempts ?? 0) }
             let progress = JSONFile.read(JobProgress.self, from: "\(directory)/progress.json")
             var running = JobSnapshot(id: id, state: .running, attempts: (record?.attempts ?? 0) + 1,
                                       progress: JobSnapshot.percent(progress?.fraction ?? 0))
@@ -43,7 +44,7 @@ extension SpoolStore {
             if FileManager.default.fileExists(atPath: playableRecord(layout, id)) {
                 running.playable = true
                 let shown = JSONFile.read(ShownVideo.self, from: playableRecord(layout, id))
-                running.output = shown?.output ?? cdn.map { "\($0)/\(id)" }
+                running.place = shown?.place ?? cdn.map { PlaybackPlace(root: $0, id: id) }
                 if let at = shown?.shownAt, let listing = JSONFile.read(JobPlayable.self, from: "\(directory)/playable.json")?.listing {
                     running.aheadSeconds = Margin.seconds(listed: listing.seconds, ended: listing.ended, shownAt: at)
                 }

@@ -7,17 +7,18 @@ import Synchronization
 /// jobs are claimable at once and ``rescue(now:)`` has nothing to do. Every claim writes a
 /// larger token into `job.json`; an end is filed, after its event (`events.ndjson`) and webhook
 /// (the outbox), by renaming the job directory into `archive/`, `rejected/` or `failed/`.
-/// With a bucket CDN the spool has no row to name a published attempt: the job's pointer
-/// `CDN/<id>/current.json` does (see ``point(_:)``).
+/// The archived `job.json` records where the video plays (``PlaybackPlace``), as the target
+/// that published it said.
 public final class SpoolStore: JobStore {
     public let spool: Spool
     let events: EventLog
     let outbox: Outbox?
-    /// Where jobs are published (named in the `published` event).
+    /// The CDN root, where a job recorded before places were plays.
     let cdn: String
-    /// The bucket of a bucket CDN (`s3://…`), where each job's pointer is created.
     /// The locks of the jobs this process holds, by id.
     let held = Mutex<[String: JobLock]>([:])
+    /// What the intake handed over (``take(_:_:)``) and whom it wakes.
+    let handedOver = Mutex(HandedOver())
 
     public init(layout: SpoolLayout, cdn: String, outbox: Outbox? = nil) {
         spool = Spool(layout: layout)
@@ -33,11 +34,14 @@ public final class SpoolStore: JobStore {
         try outbox?.create()
     }
 
-    public func listen(_ wake: @escaping @Sendable () -> Void) async {}
+    public func listen(_ wake: @escaping @Sendable () -> Void) async { handedOver.withLock { $0.wake = wake } }
 
+    /// What the intake handed over first, then jobs in `work/` that no one holds and are due
+    /// (a dead daemon's, a retry's, one not handed over).
     public func claim(limit: Int) async throws -> [ClaimedJob] {
         var claimed: [ClaimedJob] = []
-        for (initial, lock) in spool.adoptOrphans(limit: limit) {
+        let handed = handedOver.withLock { $0.next(limit) }
+        for (initial, lock) in handed + spool.adoptOrphans(limit: limit - handed.count) {
             var record = initial
             record.token = (record.token ?? 0) + 1
             do {
@@ -51,6 +55,7 @@ public final class SpoolStore: JobStore {
             claimed.append(ClaimedJob(id: record.id, token: record.token!, attempt: record.attempts + 1,
                                       input: .soleEntry(of: layout.upload(record.id)), directory: layout.job(record.id)))
         }
+        handedOver.withLock { $0.wanted = claimed.count < limit }
         return claimed
     }
 
@@ -86,23 +91,19 @@ public final class SpoolStore: JobStore {
         // the two repeats the event on restart (at least once) rather than losing it.
         switch filed {
         case .published(let result):
-            let publication = try await target.publish(output)
+            let place = try await target.publish(output)
             try await output.whilePublishing?()
-            var fields: [String: any Sendable] = ["output": "\(target.root)/\(job.id)", "duration": result.durationSeconds ?? 0]
-            if publication.inBucket { fields["version"] = publication.recorded }
-            events.append("published", job.id, fields)
-            try output.webhook(filed, place: publication.place).map { try outbox?.record($0) }
-            record.output = publication.recorded
-            // A bucket's manifest, for `status`: a directory CDN's own is read from the CDN.
-            if publication.inBucket {
-                try? output.manifest.write(to: URL(fileURLWithPath: "\(layout.job(job.id))/manifest.json"))
-            }
+            events.append("published", job.id, place.eventFields.merging(["duration": result.durationSeconds ?? 0]) { $1 })
+            try output.webhook(filed, place: place).map { try outbox?.record($0) }
+            record.place = place
+            // The manifest as published, for `status` wherever the CDN is.
+            try? output.manifest.write(to: URL(fileURLWithPath: "\(layout.job(job.id))/manifest.json"))
             try spool.update(record)
             try spool.finish(record, as: .archive)
         case .rejected(let reason), .failed(let reason):
             let state: SpoolLayout.State = filed.label == "rejected" ? .rejected : .failed
             events.append(filed.label, job.id, Self.logged(output, ["code": reason.code, "message": reason.message, "attempts": reason.attempts]))
-            try output.webhook(filed, place: target.place(output).place).map { try outbox?.record($0) }
+            try output.webhook(filed, place: target.place(output)).map { try outbox?.record($0) }
             record.attempts = reason.attempts
             record.lastError = reason.message
             try spool.finish(record, as: state, reason: reason)
@@ -129,7 +130,7 @@ public final class SpoolStore: JobStore {
         let shown = target.place(output)
         do {
             // Its webhook, as every other, is recorded, or the video is not shown (at least once).
-            try output.playableWebhook(report, place: shown.place, afterSeconds: after).map { try outbox?.record($0) }
+            try output.playableWebhook(report, place: shown, afterSeconds: after).map { try outbox?.record($0) }
         } catch {
             try? await target.withdraw(output)
             throw error
@@ -138,14 +139,13 @@ public final class SpoolStore: JobStore {
                                            "playableAfterSeconds": (after * 1000).rounded() / 1000,
                                            "stages": report.stages(received: record.receivedAt, shown: Date())])
         // For `status --job`, until the attempt ends.
-        try? JSONFile.write(ShownVideo(output: shown.recorded, shownAt: Date()), to: Self.playableRecord(layout, job.id))
+        try? JSONFile.write(ShownVideo(place: shown, shownAt: Date()), to: Self.playableRecord(layout, job.id))
         return true
     }
 
     /// What `work/<id>/shown.json` says: where the running attempt's video plays.
     struct ShownVideo: Codable {
-        /// `CDN/<id>`, or in a bucket the version prefix.
-        var output: String
+        var place: PlaybackPlace
         /// When it was shown (nil from an earlier version).
         var shownAt: Date?
     }
@@ -180,13 +180,19 @@ public final class SpoolStore: JobStore {
 
     public func rescue(now: Date) async throws -> [ExpiredAttempt] { [] }
 
+    /// Whether job `record`, in `work/` at `directory`, runs: a claim gave it a token and a live
+    /// process holds its lock (one the intake handed over holds it before its first claim).
+    static func isRunning(_ directory: String, _ record: JobRecord?) -> Bool {
+        record?.token != nil && JobLock.isHeld(directory: directory)
+    }
+
     public func status() async throws -> JobStoreStatus { Self.status(of: layout) }
 
     /// Queued: unlocked in `work/`, or waiting in `incoming/`; running: locked in `work/`.
     public static func status(of layout: SpoolLayout) -> JobStoreStatus {
         func count(_ state: SpoolLayout.State) -> Int { visibleEntries(layout.directory(state)).count }
         let work = visibleEntries(layout.directory(.work))
-        let running = work.filter { JobLock.isHeld(directory: layout.job($0)) }.count
+        let running = work.filter { isRunning(layout.job($0), JSONFile.read(JobRecord.self, from: "\(layout.job($0))/job.json")) }.count
         return JobStoreStatus(queued: work.count - running + visibleEntries(layout.incoming).count, running: running,
                               published: count(.archive), rejected: count(.rejected), failed: count(.failed))
     }

@@ -1,0 +1,33 @@
+import Foundation
+
+/// The one hand-over from the intake to the worker: a job the intake claimed into `work/` comes
+/// with its lock held, and the next claim takes it as it is (no release and take again).
+extension SpoolStore {
+    /// Jobs handed over, not claimed yet, and the worker's wake (``listen(_:)``).
+    struct HandedOver: Sendable {
+        var jobs: [(JobRecord, JobLock)] = []
+        /// The latest claim found fewer jobs than it asked for: the worker has room.
+        var wanted = true
+        var wake: (@Sendable () -> Void)?
+
+        /// Up to `limit` of the jobs handed over, for a claim; the rest are let go, queued in
+        /// `work/` for any daemon of the spool to take.
+        mutating func next(_ limit: Int) -> [(JobRecord, JobLock)] {
+            let taken = Array(jobs.prefix(max(limit, 0)))
+            for (_, lock) in jobs.dropFirst(taken.count) { lock.release() }
+            jobs = []
+            return taken
+        }
+    }
+
+    /// The intake's hand-over of job `record`, claimed into `work/` with `lock` held: kept for
+    /// the next claim while the worker has room for it (else let go: it waits in `work/`
+    /// unlocked, as every queued job does), and the worker is woken.
+    public func take(_ record: JobRecord, _ lock: JobLock) {
+        let wake = handedOver.withLock { handed in
+            if handed.wanted, handed.jobs.isEmpty { handed.jobs.append((record, lock)) } else { lock.release() }
+            return handed.wake
+        }
+        wake?()
+    }
+}
