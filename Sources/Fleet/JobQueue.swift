@@ -148,7 +148,9 @@ public struct JobQueue: Sendable {
         try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
             // The row stays locked until the commit, so no rescue or claim can slip in before the rename.
             var holds = false
-            for try await _ in try await connection.execute(QueueStatements.Hold(id: claim.id, token: claim.token), logger: logger) { holds = true }
+            for try await _ in try await connection.query("""
+                SELECT 1 FROM ingestd_jobs WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running' FOR UPDATE
+                """, logger: logger) { holds = true }
             guard holds else { throw FenceLost(id: claim.id, token: claim.token) }
             let place = try await publish()  // a throw rolls it all back: the row stays `running`
             let recorded = try await connection.execute(

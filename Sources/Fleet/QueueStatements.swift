@@ -62,23 +62,6 @@ enum QueueStatements {
         func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
     }
 
-    /// Locks the job's row if the attempt still holds it, until the surrounding transaction ends.
-    struct Hold: PostgresPreparedStatement {
-        static let sql = "SELECT 1 FROM ingestd_jobs WHERE id = $1::text AND token = $2::bigint AND state = 'running' FOR UPDATE"
-        typealias Row = Int
-        var id: String
-        var token: Int64
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings()
-            bindings.append(id)
-            bindings.append(token)
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
-    }
-
     /// Marks the job published where it plays (`place`, its JSON), with its event, if the
     /// attempt still holds it.
     struct Publish: PostgresPreparedStatement {

@@ -45,9 +45,9 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
     }
 
     /// The job's status, or nil when neither an upload nor a job has this id (or its upload was terminated).
-    /// `publicURL`: the CDN's base URL in front of `cdn` (completed jobs give URLs under it).
-    static func read(id: String, uploads: UploadDirectory, cdn: String?, publicURL: String?) -> JobStatusReport? {
-        if let job = SpoolStore.job(id, layout: uploads.layout, cdn: cdn) {
+    /// `publicURL`: the CDN's base URL (completed jobs give URLs under it; else paths from the CDN root).
+    static func read(id: String, uploads: UploadDirectory, publicURL: String?) -> JobStatusReport? {
+        if let job = SpoolStore.job(id, layout: uploads.layout) {
             return JobStatusReport(job) { path in publicURL.map { PlaybackPlace.url(path, cdnURL: $0) } ?? path }
         }
         guard let set = uploads.set(id), !set.terminated else { return nil }

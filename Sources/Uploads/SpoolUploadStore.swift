@@ -2,11 +2,9 @@ import Foundation
 import NIOPosix
 
 /// Single host (`serve --spool`): uploads beside the spool (``UploadDirectory``), each finished
-/// one renamed into `work/<id>` for `ingestd watch`; statuses read from the spool and the CDN
-/// directory.
+/// one renamed into `work/<id>` for `ingestd watch`; statuses read from the spool.
 struct SpoolUploadStore: UploadStore {
     let directory: UploadDirectory
-    let cdn: String?
     let publicURL: String?
 
     func create(token: UploadToken, limit: Int64, length: Int64, metadata: UploadMetadata) async throws -> PartialUpload {
@@ -26,7 +24,7 @@ struct SpoolUploadStore: UploadStore {
     func terminate(_ id: String) async throws { try directory.terminate(id) }
 
     func status(_ id: String) async throws -> JobStatusReport? {
-        JobStatusReport.read(id: id, uploads: directory, cdn: cdn, publicURL: publicURL)
+        JobStatusReport.read(id: id, uploads: directory, publicURL: publicURL)
     }
 
     func upkeep() async throws -> [String] {

@@ -17,18 +17,14 @@ extension UploadServer {
         public var storage: S3Client
         /// `s3://bucket/prefix`, the workers' `--uploads`: an upload's object is `<prefix>/<id>/<filename>`.
         public var uploads: S3Location
-        /// The workers' `--cdn s3://bucket/prefix`: with ``Configuration/publicURL``, completed
-        /// statuses give URLs under the public URL instead of `s3://` ones.
-        public var cdn: String?
         /// A local directory for request bodies on their way to the bucket (at most one part each).
         public var scratch: String
 
-        public init(client: PostgresClient, timeout: Duration, storage: S3Client, uploads: S3Location, cdn: String?, scratch: String) {
+        public init(client: PostgresClient, timeout: Duration, storage: S3Client, uploads: S3Location, scratch: String) {
             self.client = client
             self.timeout = timeout
             self.storage = storage
             self.uploads = uploads
-            self.cdn = cdn
             self.scratch = scratch
         }
     }
@@ -40,7 +36,7 @@ extension UploadServer {
         let store = FleetUploadStore(rows: FleetUploadRows(client: fleet.client, logger: logger, timeout: fleet.timeout),
                                      jobs: .producer(JobQueue(client: fleet.client, logger: logger, timeout: fleet.timeout)),
                                      submitter: Submitter(preset: configuration.preset), s3: fleet.storage,
-                                     root: fleet.uploads, cdn: fleet.cdn, publicURL: configuration.publicURL, scratch: scratch, logger: logger)
+                                     root: fleet.uploads, publicURL: configuration.publicURL, scratch: scratch, logger: logger)
         return application(configuration, store: store, services: [UploadUpkeep(store: store, metrics: metrics, logger: logger)],
                            metrics: metrics, logger: logger)
     }

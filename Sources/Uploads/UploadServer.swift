@@ -16,9 +16,8 @@ public enum UploadServer {
         public var port: Int
         /// The spool (`watch --spool`) that completed uploads are handed to.
         public var spool: String
-        /// The directory the spool's jobs publish to, and the public URL in front of it: completed
-        /// jobs' statuses name their master playlist and poster under it.
-        public var cdn: String?
+        /// The public URL in front of the CDN: completed jobs' statuses name their master
+        /// playlist and poster under it (else paths from the CDN root, or in a bucket `s3://` URLs).
         public var publicURL: String?
         public var secret: [UInt8]
         /// The preset uploads are held to (`serve --preset`): no upload may declare more bytes
@@ -33,12 +32,11 @@ public enum UploadServer {
         public var readTimeout: Duration
         public var minBytesPerSecond: Int
 
-        public init(host: String, port: Int, spool: String, cdn: String? = nil, publicURL: String? = nil, secret: [UInt8],
+        public init(host: String, port: Int, spool: String, publicURL: String? = nil, secret: [UInt8],
                     preset: Preset = .builtIn, maxUploads: Int = 256, readTimeout: Duration = .seconds(30), minBytesPerSecond: Int = 1024) {
             self.host = host
             self.port = port
             self.spool = spool
-            self.cdn = cdn
             self.publicURL = publicURL
             self.secret = secret
             self.preset = preset
@@ -54,7 +52,7 @@ public enum UploadServer {
     public static func make(_ configuration: Configuration, metrics: UploadMetrics, logger: Logger) throws -> some ApplicationProtocol {
         let directory = UploadDirectory(layout: SpoolLayout(root: configuration.spool), submitter: Submitter(preset: configuration.preset))
         try directory.prepare()
-        let store = SpoolUploadStore(directory: directory, cdn: configuration.cdn, publicURL: configuration.publicURL)
+        let store = SpoolUploadStore(directory: directory, publicURL: configuration.publicURL)
         return application(configuration, store: store, services: [UploadUpkeep(store: store, metrics: metrics, logger: logger)],
                            metrics: metrics, logger: logger)
     }

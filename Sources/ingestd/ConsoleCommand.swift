@@ -13,11 +13,11 @@ struct ConsoleCommand: AsyncParsableCommand {
         commandName: "console",
         abstract: "Serve the operator's web console: the queue, failures and hosts, live, with retry.",
         discussion: """
-        Pages under /console/ over the spool's store (--spool, with its --cdn) or the fleet's \
+        Pages under /console/ over the spool's store (--spool) or the fleet's \
         queue (--database): state tabs with counts, a filter kept in the URL, each job's \
         attempts, limits, ladder and history, failures grouped by reason, leases and worker \
         hosts, all following one shared snapshot live (Server-Sent Events). Processes no jobs.
-          ingestd console --spool /var/spool/ingestd --cdn /srv/cdn --http 127.0.0.1:8090 --console-tokens-file /etc/ingestd/console.tokens
+          ingestd console --spool /var/spool/ingestd --http 127.0.0.1:8090 --console-tokens-file /etc/ingestd/console.tokens
           ingestd console --database-url-file /run/secrets/db --http 0.0.0.0:8090 --console-tokens-file /etc/ingestd/console.tokens --cdn-url https://cdn.example.com
         The tokens file (mode 600) holds one `read TOKEN` or `operate TOKEN` per line; scripts \
         send `Authorization: Bearer TOKEN`, browsers log in at /console/login. `read` sees \
@@ -38,7 +38,8 @@ struct ConsoleCommand: AsyncParsableCommand {
 
     @OptionGroup var databaseOption: DatabaseOption
 
-    @Option(help: ArgumentHelp("The spool's CDN (where its jobs publish): a directory or s3://bucket/prefix.", valueName: "dir|s3://…"))
+    /// Accepted and ignored, for units written before each job recorded where its video plays.
+    @Option(help: .hidden)
     var cdn: String?
 
     @Option(help: ArgumentHelp("The public URL in front of the CDN: job pages play the ladder and show the poster from it.", valueName: "url"))
@@ -74,7 +75,7 @@ struct ConsoleCommand: AsyncParsableCommand {
             let layout = SpoolLayout(root: spool)
             try WorkerOptions.requireRoot("--spool", layout.root)
             configuration.refresh = .milliseconds(Int64((refresh ?? 2) * 1000))
-            let store = SpoolStore(layout: layout, cdn: cdn.map { S3Location.isURL($0) ? StorageOption.trimmed($0) : URL(fileURLWithPath: $0).standardizedFileURL.path } ?? "")
+            let store = SpoolStore(layout: layout)
             let server = try ConsoleServer.make(configuration, store: store, logger: logger)
             logger.info("console", metadata: ["http": "\(http)", "spool": "\(layout.root)"])
             try await ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()

@@ -45,7 +45,7 @@ struct RetryCommand: AsyncParsableCommand {
         let retried: [String]
         if let spool {
             try WorkerOptions.requireRoot("--spool", SpoolLayout(root: spool).root)
-            retried = try await SpoolStore(layout: SpoolLayout(root: spool), cdn: "").retry(ids, rejected: rejected)
+            retried = try await SpoolStore(layout: SpoolLayout(root: spool)).retry(ids, rejected: rejected)
         } else {
             let database = try databaseOption.resolve()
             let logger = Log.make(label: "ingestd.retry")

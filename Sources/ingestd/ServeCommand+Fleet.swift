@@ -22,13 +22,11 @@ extension ServeCommand {
         } catch {
             throw Report.fail(MissingRoot(option: "--uploads", path: uploads, detail: "\(error)"), json: false)
         }
-        if let cdn, !S3Location.isURL(cdn) { throw ValidationError("fleet mode: --cdn must be the workers' s3://bucket/prefix") }
         let client = try storage.client()
         let database = try databaseOption.resolve(jobs: 8)
         try await database.migrate(logger: logger)
         let postgres = database.makeClient(logger: logger)
-        let fleet = UploadServer.Fleet(client: postgres, timeout: database.callTimeout, storage: client, uploads: root,
-                                       cdn: cdn.map(StorageOption.trimmed), scratch: scratch)
+        let fleet = UploadServer.Fleet(client: postgres, timeout: database.callTimeout, storage: client, uploads: root, scratch: scratch)
         let server = try Report.catching { try UploadServer.make(configuration, fleet: fleet, metrics: UploadMetrics(), logger: logger) }
         logger.info("serving uploads (fleet)", metadata: ["http": "\(http)", "uploads": "\(root)", "database": "\(database)"])
         let group = ServiceGroup(configuration: .init(services: [postgres, server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

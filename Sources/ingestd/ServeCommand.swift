@@ -24,8 +24,8 @@ struct ServeCommand: AsyncParsableCommand {
         (ingestd_uploads), bytes are S3 multipart parts of s3://bucket/prefix/<id>/<filename>, so \
         any serve host behind the load balancer continues an upload another started; an offset \
         is acknowledged only once its bytes are in the bucket and its row is committed. The last \
-        byte queues one job for `ingestd worker`; /v1/jobs/<id> reads the queue. Give --cdn \
-        s3://… (the workers' CDN) with --public-url for public URLs in completed statuses. \
+        byte queues one job for `ingestd worker`; /v1/jobs/<id> reads the queue. Give \
+        --public-url for public URLs in completed statuses. \
         An upload set (upload-url --files N) is one object per file under s3://bucket/prefix/<id>/, \
         queued as one job (input that prefix) when its last file lands. Database pool: 12 \
         connections unless --database-connections says otherwise.
@@ -36,8 +36,8 @@ struct ServeCommand: AsyncParsableCommand {
 
         Examples:
           ingestd serve --http 0.0.0.0:8080 --spool /var/spool/ingestd --upload-secret-file /etc/ingestd/upload.secret
-          ingestd serve --http 127.0.0.1:8080 --spool spool --upload-secret-file upload.secret --cdn cdn --public-url https://cdn.example.com
-          ingestd serve --http 0.0.0.0:8080 --database-url-file /run/secrets/db --uploads s3://media/uploads --upload-secret-file /etc/ingestd/upload.secret --cdn s3://media/cdn --public-url https://cdn.example.com
+          ingestd serve --http 127.0.0.1:8080 --spool spool --upload-secret-file upload.secret --public-url https://cdn.example.com
+          ingestd serve --http 0.0.0.0:8080 --database-url-file /run/secrets/db --uploads s3://media/uploads --upload-secret-file /etc/ingestd/upload.secret --public-url https://cdn.example.com
         """)
 
     @Option(help: ArgumentHelp("Listen address.", valueName: "addr:port"))
@@ -62,11 +62,11 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Preset (its limits hold every upload; a fleet queues each upload with it; give the spool's daemon the same one)")
     var presetOption: PresetOption
 
-    @Option(help: ArgumentHelp("The CDN the jobs publish to: the spool's directory (statuses name the poster it holds), or in fleet mode the workers' s3://bucket/prefix.",
-                               valueName: "dir|s3://bucket/prefix"))
+    /// Accepted and ignored, for units written before each job recorded where its video plays.
+    @Option(help: .hidden)
     var cdn: String?
 
-    @Option(help: ArgumentHelp("The public URL in front of --cdn (completed statuses give URLs under it).", valueName: "url"))
+    @Option(help: ArgumentHelp("The public URL in front of the CDN (completed statuses give URLs under it).", valueName: "url"))
     var publicURL: String?
 
     @Option(help: "Requests writing upload bytes at once; more are answered 503 with Retry-After.")
@@ -106,9 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard let spool else { return try await runFleet(configuration, logger: logger) }
         let root = SpoolLayout(root: spool).root
         try WorkerOptions.requireRoot("--spool", root)
-        if let cdn { try WorkerOptions.requireRoot("--cdn", cdn) }
         configuration.spool = root
-        configuration.cdn = cdn.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         let server = try Report.catching { try UploadServer.make(configuration, metrics: UploadMetrics(), logger: logger) }
         logger.info("serving uploads", metadata: ["http": "\(http)", "spool": "\(root)"])
         let group = ServiceGroup(configuration: .init(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -76,7 +76,7 @@ struct StatusCommand: AsyncParsableCommand {
     private func jobStatus(_ id: String) async throws {
         let found: JobSnapshot?
         if let spool {
-            found = SpoolStore.job(id, layout: SpoolLayout(root: spool), cdn: nil)
+            found = SpoolStore.job(id, layout: SpoolLayout(root: spool))
         } else {
             let database = try databaseOption.resolve()
             let logger = Log.make(label: "ingestd.status")

@@ -93,7 +93,7 @@ struct WatchCommand: AsyncParsableCommand {
                 try Report.catching { try layout.outbox.create() }
                 services.append(.init(service: WebhookSender(endpoint: endpoint, outbox: layout.outbox, logger: logger)))
             }
-            let spoolStore = SpoolStore(layout: layout, cdn: configuration.cdn, outbox: outbox)
+            let spoolStore = SpoolStore(layout: layout, outbox: outbox)
             (store, destination) = (spoolStore, .spool(spoolStore))
             configuration.bucketPointer = true  // the spool names a bucket's version in `<id>/current.json`
         } else {

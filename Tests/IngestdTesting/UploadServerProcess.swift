@@ -47,7 +47,7 @@ public final class UploadServerProcess {
     /// Starts the server and waits until `/healthz` answers.
     public func start() throws {
         let process = Process()
-        let serve = ["serve", "--http", "127.0.0.1:\(port)", "--upload-secret-file", secretFile] + (fleet ? [] : ["--spool", spool, "--cdn", cdn]) + arguments
+        let serve = ["serve", "--http", "127.0.0.1:\(port)", "--upload-secret-file", secretFile] + (fleet ? [] : ["--spool", spool]) + arguments
         process.executableURL = URL(fileURLWithPath: launcher.first ?? Paths.binary)
         process.arguments = launcher.isEmpty ? serve : launcher.dropFirst() + [Paths.binary] + serve
         process.standardInput = FileHandle.nullDevice

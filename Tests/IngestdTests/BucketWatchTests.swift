@@ -89,7 +89,7 @@ struct BucketWatchTests {
         #expect(keys.allSatisfy { $0 == "cdn/\(id)/current.json" || $0.hasPrefix("cdn/\(relative)/") }, "\(keys)")
 
         // The console's job page plays the version's ladder straight from the bucket, in Chromium.
-        let console = try ConsoleProcess(["--spool", spool, "--cdn", "s3://media/cdn", "--cdn-url", "\(server.endpoint)/media/cdn/"],
+        let console = try ConsoleProcess(["--spool", spool, "--cdn-url", "\(server.endpoint)/media/cdn/"],
                                          directory: base, log: "\(base)/console.log")
         let answer = try console.play(job: id, timeout: 60)
         let player = try #require(answer["player"] as? [String: Any], "the job's page has a player: \(answer)")

@@ -103,7 +103,7 @@ import Transcode
         let tokensFile = "\(base)/tokens"
         #expect(FileManager.default.createFile(atPath: tokensFile, contents: Data("read \(readToken)\noperate \(operateToken)\n".utf8),
                                                attributes: [.posixPermissions: 0o600]))
-        let store = SpoolStore(layout: SpoolLayout(root: "\(base)/spool"), cdn: "\(base)/cdn")
+        let store = SpoolStore(layout: SpoolLayout(root: "\(base)/spool"))
         try await store.prepare()
         var logger = Logger(label: "console-refusals")
         logger.logLevel = .error

@@ -23,7 +23,7 @@ struct ConsoleTests {
         let (job, cross) = (failed[0], failed[1])
         let daemon = try Daemon(spool: spool, cdn: cdn, environment: ["INGESTD_LOG_LEVEL": "info"])
         let server = try CDNServer(root: cdn)
-        let console = try ConsoleProcess(["--spool", spool, "--cdn", cdn, "--refresh", "0.5", "--cdn-url", server.url], directory: base,
+        let console = try ConsoleProcess(["--spool", spool, "--refresh", "0.5", "--cdn-url", server.url], directory: base,
                                          log: "\(base)/console.log")
 
         // The list says what `status --json` says, job by job.

@@ -7,7 +7,7 @@ extension FleetUploadTests {
     /// `processing` with the job's own progress (written to its queue row under the fence): seen
     /// strictly between 0 and 100, never going back, then `completed` at 100.
     @Test func aFleetJobsStatusGivesItsProgressWhileProcessing() throws {
-        let fleet = try Fleet("fleet-progress", hosts: 1, extra: ["--cdn", "s3://media/cdn"])
+        let fleet = try Fleet("fleet-progress", hosts: 1, extra: [])
         let host = fleet.hosts[0]
         // Long enough (12 s of 720p) for several of the worker's 2 s reports.
         let source = "\(fleet.base)/long.mp4"

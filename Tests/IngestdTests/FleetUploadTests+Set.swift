@@ -9,7 +9,7 @@ extension FleetUploadTests {
     /// worker publishes; a second completion (rows reset, HEADs on both hosts at once) and a
     /// retried last PATCH queue nothing more. A terminated set and an expired one leave nothing.
     @Test func anUploadSetAcrossTwoHostsBecomesOneJob() throws {
-        let fleet = try Fleet("fleet-set", hosts: 2, extra: ["--cdn", "s3://media/cdn", "--public-url", "https://cdn.example.com"])
+        let fleet = try Fleet("fleet-set", hosts: 2, extra: ["--public-url", "https://cdn.example.com"])
         let (a, b) = (fleet.hosts[0], fleet.hosts[1])
         let source = Paths.sample("upload")
         let names = ["upload.json", "clip1.mp4", "clip2.mp4", "clip3.webm", "music.ogg"]

@@ -158,7 +158,7 @@ struct FleetUploadTests {
     @Test func aWorkerPublishesAFleetUploadAndItsStatusSaysSo() throws {
         let preset = Paths.scratch("fleet-publish-preset.json")
         let hash = try PresetFile.write(preset, name: "phone", limits: ["maxBytes": 20_000_000])
-        let fleet = try Fleet("fleet-publish", hosts: 1, extra: ["--cdn", "s3://media/cdn", "--public-url", "https://cdn.example.com",
+        let fleet = try Fleet("fleet-publish", hosts: 1, extra: ["--public-url", "https://cdn.example.com",
                                                                   "--preset", preset])
         let host = fleet.hosts[0]
         let source = Paths.smallSample

@@ -19,7 +19,7 @@ struct SpoolHandOverTests {
             try Data("upload \(index)".utf8).write(to: URL(fileURLWithPath: "\(layout.incoming)/clip\(index).mp4"))
         }
         let claimed = try spool.arrivals().map { try #require(try spool.claim($0, cdn: nil)) }
-        return (SpoolStore(layout: layout, cdn: "\(root)/cdn"), claimed)
+        return (SpoolStore(layout: layout), claimed)
     }
 
     @Test func aHandedOverJobIsClaimedWithTheLockItCameWith() async throws {

@@ -121,7 +121,7 @@ func withStores(_ kind: StoreKind, _ name: String, _ body: @Sendable (Stores) as
     switch kind {
     case .spool:
         let layout = SpoolLayout(root: "\(base)/spool")
-        let first = SpoolStore(layout: layout, cdn: cdn), second = SpoolStore(layout: layout, cdn: cdn)
+        let first = SpoolStore(layout: layout), second = SpoolStore(layout: layout)
         try await first.prepare()
         let spool = Spool(layout: layout)
         let stores = Stores(

@@ -2,7 +2,7 @@ import Foundation
 
 /// The one channel from a running job process to the worker (``JobRunner/run(input:output:jobDirectory:stageOnly:attempt:publishedVersion:growing:watcher:logTail:stop:)``):
 /// that it started, and, when it grows its output in view, each report it wrote of what its
-/// ladder lists (``JobPlayable``). The watcher (the worker's ``GrowingShow``) decides what that
+/// ladder lists (``JobPlayable``). The watcher (the worker's, in the lifecycle) decides what that
 /// means and says how long it held the process back, which is not charged to its time limit.
 public protocol JobWatcher: Sendable {
     /// The job process `pid` was spawned at `at`.

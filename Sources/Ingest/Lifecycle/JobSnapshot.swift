@@ -3,7 +3,7 @@ import Transcode
 
 /// What a store says of one job (``JobStore/job(_:)``): the one read behind the status API,
 /// `status --json` and the console. States in ``JobEnd``'s words plus the two live ones.
-public struct JobSnapshot: Encodable, Sendable, Equatable {
+public struct JobSnapshot: Codable, Sendable, Equatable {
     public enum State: String, Codable, Sendable, CaseIterable {
         case queued, running, published, rejected, failed
     }
@@ -17,7 +17,10 @@ public struct JobSnapshot: Encodable, Sendable, Equatable {
     /// Why it was rejected or failed, or why its last attempt failed.
     public var reason: Reason?
     /// Where it plays once published, or while it grows (``playable``), as its target said.
-    public var place: PlaybackPlace?
+    public var place: PlaybackPlace? { didSet { output = place?.recorded } }
+    /// Where it is published: `CDN/<id>`, or in a bucket the version prefix (``PlaybackPlace/recorded``),
+    /// for readers of `status --json` from before places.
+    public private(set) var output: String?
     /// The published manifest, where the store keeps or can read it.
     public var manifest: ReadyManifest?
     /// True while a running job's video can already be played at `place`'s `master.m3u8`
@@ -35,29 +38,8 @@ public struct JobSnapshot: Encodable, Sendable, Equatable {
         self.progress = progress
         self.reason = reason
         self.place = place
+        output = place?.recorded
         self.manifest = manifest
-    }
-
-    /// Where it is published: `CDN/<id>`, or in a bucket the version prefix (``PlaybackPlace/recorded``).
-    public var output: String? { place?.recorded }
-
-    enum CodingKeys: String, CodingKey {
-        case id, state, attempts, progress, reason, output, place, manifest, playable, aheadSeconds
-    }
-
-    /// Every field, and `output` beside `place` for readers of `status --json` from before places.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(state, forKey: .state)
-        try container.encode(attempts, forKey: .attempts)
-        try container.encodeIfPresent(progress, forKey: .progress)
-        try container.encodeIfPresent(reason, forKey: .reason)
-        try container.encodeIfPresent(output, forKey: .output)
-        try container.encodeIfPresent(place, forKey: .place)
-        try container.encodeIfPresent(manifest, forKey: .manifest)
-        try container.encodeIfPresent(playable, forKey: .playable)
-        try container.encodeIfPresent(aheadSeconds, forKey: .aheadSeconds)
     }
 
     /// A progress fraction as a whole percent, clamped to 0–100 (the one clamp).

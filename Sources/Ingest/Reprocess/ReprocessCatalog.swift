@@ -62,7 +62,7 @@ public enum ReprocessCatalog {
 
     /// `dir/My Clip.mov` → `dir_My_Clip-<8 hex of the path>`: stable across runs and machines.
     public static func id(forRelativePath relative: String) -> String {
-        let safe = Spool.safeIdentifier((relative as NSString).deletingPathExtension)
+        let safe = JobID.safe((relative as NSString).deletingPathExtension)
         var hash: UInt32 = 0x811c_9dc5
         for byte in relative.utf8 {
             hash ^= UInt32(byte)

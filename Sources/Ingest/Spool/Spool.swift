@@ -87,19 +87,10 @@ public struct Spool: Sendable {
         return tree
     }
 
-    /// A job id from an upload name: its safe characters plus 64 random bits, so equal names
-    /// never collide and no name can escape the spool.
-    public static func makeID(for name: String) -> String {
-        let trimmed = safeIdentifier((name as NSString).deletingPathExtension)
-            .trimmingCharacters(in: CharacterSet(charactersIn: "_")).prefix(40)
-        let suffix = String(format: "%016llx", UInt64.random(in: 0...UInt64.max))
-        return (trimmed.isEmpty ? "upload" : String(trimmed)) + "-" + suffix
-    }
-
     /// An id no state directory and no CDN entry (published or staging) uses yet.
     func uniqueID(for name: String, cdn: String?) -> String {
         while true {
-            let id = Self.makeID(for: name)
+            let id = JobID.make(for: name)
             let places = SpoolLayout.State.allCases.map { layout.job(id, in: $0) } + (cdn.map { ["\($0)/\(id)"] } ?? [])
             var info = stat()
             if places.allSatisfy({ lstat($0, &info) != 0 }) { return id }
@@ -135,11 +126,6 @@ public struct Spool: Sendable {
         try JSONFile.write(record, to: "\(directory)/job.json")
         for changed in [layout.incoming, layout.upload(id), directory, work] { try Durability.syncDirectory(changed) }
         return (record, lock)
-    }
-
-    /// `s` with every character other than ASCII letters and digits replaced by `_`.
-    static func safeIdentifier(_ s: String) -> String {
-        String(s.unicodeScalars.map { $0.isASCII && CharacterSet.alphanumerics.contains($0) ? Character($0) : "_" })
     }
 
     /// Takes over jobs in `work/` that no live process holds (left by a daemon that died, or

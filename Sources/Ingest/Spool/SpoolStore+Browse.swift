@@ -99,11 +99,11 @@ extension SpoolStore: JobBrowser {
         return entries.sorted { $0.cursor > $1.cursor }
     }
 
-    /// The folder's job as a list row: what ``SpoolStore/job(_:in:layout:cdn:record:)`` says of
+    /// The folder's job as a list row: what ``SpoolStore/job(_:in:layout:record:)`` says of
     /// it (no manifest read), with its original's name and the folder's times.
     func row(_ entry: Entry) -> JobRow {
         let record = JSONFile.read(JobRecord.self, from: "\(layout.job(entry.id, in: entry.folder))/job.json")
-        let job = Self.job(entry.id, in: entry.folder, layout: layout, cdn: nil, record: record)
+        let job = Self.job(entry.id, in: entry.folder, layout: layout, record: record)
         let running = job.state == .running
         return JobRow(id: entry.id, state: job.state, input: record?.original ?? "", host: running ? HostName.current : nil,
                       attempts: job.attempts, code: job.reason?.code, createdAt: record?.receivedAt ?? entry.changed,

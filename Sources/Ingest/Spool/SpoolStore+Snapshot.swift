@@ -3,28 +3,28 @@ import Transcode
 
 /// The one reading of a job folder, for `status`, the status API and the console alike.
 extension SpoolStore {
-    public func job(_ id: String) async throws -> JobSnapshot? { Self.job(id, layout: layout, cdn: cdn) }
+    public func job(_ id: String) async throws -> JobSnapshot? { Self.job(id, layout: layout) }
 
-    /// Job `id` from the folder it is in (see ``job(_:in:layout:cdn:record:)``).
-    public static func job(_ id: String, layout: SpoolLayout, cdn: String?) -> JobSnapshot? {
+    /// Job `id` from the folder it is in (see ``job(_:in:layout:record:)``).
+    public static func job(_ id: String, layout: SpoolLayout) -> JobSnapshot? {
         guard UploadManifest.isValidID(id) else { return nil }  // a name the spool could have minted, nothing else
         var info = stat()
         for folder in [SpoolLayout.State.archive, .queued, .rejected, .failed, .work] where lstat(layout.job(id, in: folder), &info) == 0 {
-            return job(id, in: folder, layout: layout, cdn: cdn, record: JSONFile.read(JobRecord.self, from: "\(layout.job(id, in: folder))/job.json"))
+            return job(id, in: folder, layout: layout, record: JSONFile.read(JobRecord.self, from: "\(layout.job(id, in: folder))/job.json"))
         }
         return nil
     }
 
     /// What folder `folder` says of job `id` (its `record` read by the caller): `archive/`
-    /// published (with its manifest, from a directory `cdn`), `queued/` handed to the fleet's
+    /// published (where it plays, and its manifest), `queued/` handed to the fleet's
     /// queue, `rejected/` or `failed/` with its `reason.json`, `work/` running while locked (with
     /// its progress, and where it plays while it is made) or queued. The one reading of a job
     /// folder, for `status` and the console's lists alike.
-    static func job(_ id: String, in folder: SpoolLayout.State, layout: SpoolLayout, cdn: String?, record: JobRecord?) -> JobSnapshot {
+    static func job(_ id: String, in folder: SpoolLayout.State, layout: SpoolLayout, record: JobRecord?) -> JobSnapshot {
         let directory = layout.job(id, in: folder)
         switch folder {
         case .archive:
-            let place = record?.playbackPlace ?? cdn.map { PlaybackPlace(root: $0, id: id) }
+            let place = record?.playbackPlace
             // The version playing now where this host reads it (reprocess may have replaced it), else as published.
             let manifest = place?.readableManifest.flatMap { JSONFile.read(ReadyManifest.self, from: $0) }
                 ?? JSONFile.read(ReadyManifest.self, from: "\(directory)/manifest.json")
@@ -44,7 +44,7 @@ extension SpoolStore {
             if FileManager.default.fileExists(atPath: playableRecord(layout, id)) {
                 running.playable = true
                 let shown = JSONFile.read(ShownVideo.self, from: playableRecord(layout, id))
-                running.place = shown?.place ?? cdn.map { PlaybackPlace(root: $0, id: id) }
+                running.place = shown?.place
                 if let at = shown?.shownAt, let listing = JSONFile.read(JobPlayable.self, from: "\(directory)/playable.json")?.listing {
                     running.aheadSeconds = Margin.seconds(listed: listing.seconds, ended: listing.ended, shownAt: at)
                 }

@@ -13,16 +13,13 @@ public final class SpoolStore: JobStore {
     public let spool: Spool
     let events: EventLog
     let outbox: Outbox?
-    /// The CDN root, where a job recorded before places were plays.
-    let cdn: String
     /// The locks of the jobs this process holds, by id.
     let held = Mutex<[String: JobLock]>([:])
     /// What the intake handed over (``take(_:_:)``) and whom it wakes.
     let handedOver = Mutex(HandedOver())
 
-    public init(layout: SpoolLayout, cdn: String, outbox: Outbox? = nil) {
+    public init(layout: SpoolLayout, outbox: Outbox? = nil) {
         spool = Spool(layout: layout)
-        self.cdn = cdn
         events = EventLog(path: layout.events)
         self.outbox = outbox
     }
@@ -70,7 +67,7 @@ public final class SpoolStore: JobStore {
     /// when it does not. A record that cannot be read (too many open files, an I/O error) is
     /// an error, not a lost job: while the lock is held no one else can take or file the job,
     /// so the worker retries as it would a store that does not answer.
-    private func holds(_ job: ClaimedJob) throws -> JobRecord? {
+    func holds(_ job: ClaimedJob) throws -> JobRecord? {
         guard held.withLock({ $0[job.id] != nil }) else { return nil }
         let path = "\(layout.job(job.id))/job.json"
         let record: JobRecord
@@ -80,45 +77,6 @@ public final class SpoolStore: JobStore {
             throw IngestError.cannotRead(path: path, reason: "\(error)")
         }
         return record.token == job.token ? record : nil
-    }
-
-    public func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput, target: any OutputTarget) async throws -> Bool {
-        guard var record = try holds(job) else { return false }
-        // The lock is kept when this throws, so that the worker may try again (or abandon it).
-        let filed = filed(end, id: job.id)
-        try? FileManager.default.removeItem(atPath: Self.playableRecord(layout, job.id))  // whatever the end, no longer growing
-        // Each event (log line, webhook) is written before the upload is filed: a crash between
-        // the two repeats the event on restart (at least once) rather than losing it.
-        switch filed {
-        case .published(let result):
-            let place = try await target.publish(output)
-            try await output.whilePublishing?()
-            events.append("published", job.id, place.eventFields.merging(["duration": result.durationSeconds ?? 0]) { $1 })
-            try output.webhook(filed, place: place).map { try outbox?.record($0) }
-            record.place = place
-            // The manifest as published, for `status` wherever the CDN is.
-            try? output.manifest.write(to: URL(fileURLWithPath: "\(layout.job(job.id))/manifest.json"))
-            try spool.update(record)
-            try spool.finish(record, as: .archive)
-        case .rejected(let reason), .failed(let reason):
-            let state: SpoolLayout.State = filed.label == "rejected" ? .rejected : .failed
-            events.append(filed.label, job.id, Self.logged(output, ["code": reason.code, "message": reason.message, "attempts": reason.attempts]))
-            try output.webhook(filed, place: target.place(output)).map { try outbox?.record($0) }
-            record.attempts = reason.attempts
-            record.lastError = reason.message
-            try spool.finish(record, as: state, reason: reason)
-        case .retried(let reason, let after):
-            record.attempts = reason.attempts
-            record.lastError = reason.message
-            record.notBefore = Date().addingTimeInterval(after.seconds)
-            events.append("retry", job.id, Self.logged(output, ["code": reason.code, "message": reason.message, "attempts": reason.attempts,
-                                                                "delay": after.seconds]))
-            try spool.update(record)
-        case .released:
-            events.append("interrupted", job.id, [:])
-        }
-        await abandon(job)
-        return true
     }
 
     /// Shows a growing attempt's video while this process holds the job and its token is the
@@ -155,27 +113,6 @@ public final class SpoolStore: JobStore {
 
     public func abandon(_ job: ClaimedJob) async {
         held.withLock { $0.removeValue(forKey: job.id) }?.release()
-    }
-
-    /// An end event's `fields`, with the job process's last lines when it logged any.
-    static func logged(_ output: AttemptOutput, _ fields: [String: any Sendable]) -> [String: any Sendable] {
-        var fields = fields
-        if let log = output.log { fields["log"] = log }
-        return fields
-    }
-
-    /// `end` with its reason's message naming where the upload is filed, not `work/`.
-    private func filed(_ end: JobEnd, id: String) -> JobEnd {
-        func moved(_ reason: Reason, to state: SpoolLayout.State) -> Reason {
-            var reason = reason
-            reason.message = reason.message.replacingOccurrences(of: layout.job(id), with: layout.job(id, in: state))
-            return reason
-        }
-        switch end {
-        case .rejected(let reason): return .rejected(moved(reason, to: .rejected))
-        case .failed(let reason): return .failed(moved(reason, to: .failed))
-        default: return end
-        }
     }
 
     public func rescue(now: Date) async throws -> [ExpiredAttempt] { [] }

@@ -39,11 +39,11 @@ public struct Submitter: Sendable {
         return job(.path(canonical), name: name.isEmpty ? "upload" : name, uploadID: uploadID)
     }
 
-    /// The job for `input`: `id` as given or minted from `name` (``Spool/makeID(for:)``); the
+    /// The job for `input`: `id` as given or minted from `name` (``JobID/make(for:)``); the
     /// upload's own id as given or, for a local upload directory, read from its `upload.json`.
     public func job(_ input: TranscodeJob.Input, id: String? = nil, name: String = "upload", uploadID: String? = nil) -> NewJob {
         let local = !RemotePath.isRemote(input.description)
-        return NewJob(id: id ?? Spool.makeID(for: name), input: input, uploadID: uploadID ?? (local ? Upload.declaredID(of: input) : nil),
+        return NewJob(id: id ?? JobID.make(for: name), input: input, uploadID: uploadID ?? (local ? Upload.declaredID(of: input) : nil),
                       preset: presetJSON)
     }
 

@@ -21,7 +21,6 @@ struct FleetUploadStore: UploadStore {
     let s3: S3Client
     /// `s3://bucket/prefix`, the workers' `--uploads`.
     let root: S3Location
-    let cdn: String?
     let publicURL: String?
     /// Where each request's body (after the upload's tail) is gathered before it goes to the bucket.
     let scratch: String
