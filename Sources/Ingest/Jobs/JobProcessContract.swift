@@ -71,7 +71,7 @@ public struct JobProgress: Codable, Sendable {
     public var etaSeconds: Double?
     public var updatedAt: Date
     /// A shown video's running report (what every rung lists), added by the worker.
-    public var listing: Margin.Listing?
+    public var listing: JobListing?
 
     public init(fraction: Double, outputSeconds: Double, speed: Double, etaSeconds: Double?, updatedAt: Date) {
         self.fraction = fraction
@@ -82,8 +82,23 @@ public struct JobProgress: Codable, Sendable {
     }
 }
 
+/// What a job process reports of its growing ladder: the seconds every rung lists, and whether
+/// every rung has ended (the worker judges how far a shown video is ahead from it).
+public struct JobListing: Codable, Sendable, Equatable {
+    public var seconds: Double
+    public var ended: Bool
+    /// The video's planned length (nil: not said).
+    public var totalSeconds: Double?
+
+    public init(seconds: Double, ended: Bool, totalSeconds: Double? = nil) {
+        self.seconds = seconds
+        self.ended = ended
+        self.totalSeconds = totalSeconds
+    }
+}
+
 /// What a growing job's process writes once its ladder can be played (``JobRequest/OutputMode/growing(reports:)``),
-/// and again each time every rung lists more: the running report of its ``Margin``.
+/// and again each time every rung lists more: its running report.
 public struct JobPlayable: Codable, Sendable, Equatable {
     /// Seconds of video every rung lists.
     public var seconds: Double
@@ -124,8 +139,8 @@ public struct JobPlayable: Codable, Sendable, Equatable {
 
     /// What the report says of the ladder's length now, its seconds and length kept within 0 and
     /// a day (the job process decodes hostile input and may lie).
-    public var listing: Margin.Listing {
-        Margin.Listing(seconds: Self.withinADay(seconds), ended: ended ?? false, totalSeconds: totalSeconds.map(Self.withinADay))
+    public var listing: JobListing {
+        JobListing(seconds: Self.withinADay(seconds), ended: ended ?? false, totalSeconds: totalSeconds.map(Self.withinADay))
     }
 
     /// Seconds spent in each stage before the video could be shown, from `received` (the upload's

@@ -3,19 +3,8 @@ import Foundation
 /// How far a shown, growing video is ahead of its earliest viewer: the seconds every rung lists
 /// minus the seconds played since it was shown, at 1× (infinite once every rung has ended).
 public struct Margin: Sendable, Equatable {
-    /// What a job process reports of its growing ladder.
-    public struct Listing: Codable, Sendable, Equatable {
-        public var seconds: Double
-        public var ended: Bool
-        /// The video's planned length (nil: not said).
-        public var totalSeconds: Double?
-
-        public init(seconds: Double, ended: Bool, totalSeconds: Double? = nil) {
-            self.seconds = seconds
-            self.ended = ended
-            self.totalSeconds = totalSeconds
-        }
-    }
+    /// What a job process reports of its growing ladder (the job process contract's).
+    public typealias Listing = JobListing
 
     public var shownAt: ContinuousClock.Instant
     public var listing: Listing
