@@ -81,12 +81,16 @@ extension JobWorker {
         return configuration.retry.end(attempt: job.attempt, Reason(code: code, message: message, attempts: job.attempt))
     }
 
-    /// Every 2 s, the job process's progress, with its shown video's running report (``Margin``).
+    /// Every 2 s, the job process's progress, with its shown video's running report (``Margin``):
+    /// a video shown before the job's first progress report has its listing reported all the same.
     private nonisolated func reportProgress(_ job: ClaimedJob, directory: String) async {
         while !Task.isCancelled {
             try? await SteadyTimer.sleep(for: .seconds(2))
-            guard var progress = JSONFile.read(JobProgress.self, from: "\(directory)/progress.json") else { continue }
-            progress.listing = JSONFile.read(JobPlayable.self, from: "\(directory)/playable.json")?.listing
+            let listing = JSONFile.read(JobPlayable.self, from: "\(directory)/playable.json")?.listing
+            guard var progress = JSONFile.read(JobProgress.self, from: "\(directory)/progress.json")
+                ?? listing.map({ _ in JobProgress(fraction: 0, outputSeconds: 0, speed: 0, etaSeconds: nil, updatedAt: Date()) })
+            else { continue }
+            progress.listing = listing
             await store.progress(job, progress)
         }
     }
