@@ -22,7 +22,7 @@ public struct HeldBucketTarget: OutputTarget {
     public var writesInScratch: Bool { true }
 
     /// `CDN/<id>`: the prefix holding the job's versions and pointer.
-    func prefix(_ id: String) -> String { "\(root)/\(id)" }
+    func prefix(_ id: String) -> String { PlaybackPlace(root: root, id: id).video }
 
     /// `CDN/<id>/t<token>`.
     func versionPrefix(_ attempt: AttemptOutput) -> String { place(attempt).recorded }

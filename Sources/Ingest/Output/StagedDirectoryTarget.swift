@@ -20,7 +20,7 @@ public struct StagedDirectoryTarget: OutputTarget {
     var versions: DirectoryVersions { DirectoryVersions(cdn: root, graceSeconds: retiredGrace) }
 
     /// `CDN/<id>`.
-    func directory(_ id: String) -> String { "\(root)/\(id)" }
+    func directory(_ id: String) -> String { PlaybackPlace(root: root, id: id).video }
 
     /// Whether an output is in view at `CDN/<id>` (its manifest comes last).
     func isInView(_ id: String) -> Bool { FileManager.default.fileExists(atPath: "\(directory(id))/manifest.json") }

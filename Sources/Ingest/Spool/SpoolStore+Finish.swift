@@ -65,5 +65,4 @@ extension SpoolStore {
         default: return end
         }
     }
-
 }

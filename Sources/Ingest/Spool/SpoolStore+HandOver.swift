@@ -3,20 +3,19 @@ import Foundation
 /// The one hand-over from the intake to the worker: a job the intake claimed into `work/` comes
 /// with its lock held, and the next claim takes it as it is (no release and take again).
 extension SpoolStore {
-    /// Jobs handed over, not claimed yet, and the worker's wake (``listen(_:)``).
+    /// The job handed over and not claimed yet (one at most), and the worker's wake (``listen(_:)``).
     struct HandedOver: Sendable {
-        var jobs: [(JobRecord, JobLock)] = []
+        var job: (JobRecord, JobLock)?
         /// The latest claim found fewer jobs than it asked for: the worker has room.
         var wanted = true
         var wake: (@Sendable () -> Void)?
 
-        /// Up to `limit` of the jobs handed over, for a claim; the rest are let go, queued in
-        /// `work/` for any daemon of the spool to take.
+        /// The job handed over, for a claim of `limit` jobs; a claim of none lets it go, queued
+        /// in `work/` for any daemon of the spool to take.
         mutating func next(_ limit: Int) -> [(JobRecord, JobLock)] {
-            let taken = Array(jobs.prefix(max(limit, 0)))
-            for (_, lock) in jobs.dropFirst(taken.count) { lock.release() }
-            jobs = []
-            return taken
+            defer { job = nil }
+            guard let job, limit > 0 else { job?.1.release(); return [] }
+            return [job]
         }
     }
 
@@ -25,7 +24,7 @@ extension SpoolStore {
     /// unlocked, as every queued job does), and the worker is woken.
     public func take(_ record: JobRecord, _ lock: JobLock) {
         let wake = handedOver.withLock { handed in
-            if handed.wanted, handed.jobs.isEmpty { handed.jobs.append((record, lock)) } else { lock.release() }
+            if handed.wanted, handed.job == nil { handed.job = (record, lock) } else { lock.release() }
             return handed.wake
         }
         wake?()

@@ -119,8 +119,8 @@ public final class SpoolStore: JobStore {
 
     /// Whether job `record`, in `work/` at `directory`, runs: a claim gave it a token and a live
     /// process holds its lock (one the intake handed over holds it before its first claim).
-    static func isRunning(_ directory: String, _ record: JobRecord?) -> Bool {
-        record?.token != nil && JobLock.isHeld(directory: directory)
+    static func isRunning(_ directory: String, _ record: @autoclosure () -> JobRecord?) -> Bool {
+        JobLock.isHeld(directory: directory) && record()?.token != nil
     }
 
     public func status() async throws -> JobStoreStatus { Self.status(of: layout) }
