@@ -6,8 +6,13 @@ import PostgresNIO
 /// What the store measures for the worker's upkeep and for `status`: jobs by state, the
 /// queue's depth, the database's clock.
 extension PostgresStore {
+    /// A deleted job with its tombstone (one deleted while it was still being uploaded has no row).
     public func job(_ id: String) async throws -> JobSnapshot? {
-        try await described { try await queue.job(id) }
+        try await described {
+            let job = try await queue.job(id)
+            guard job == nil || job?.state == .deleted, let tombstone = try await queue.tombstone(id) else { return job }
+            return JobSnapshot(deleted: tombstone, attempts: job?.attempts ?? 0)
+        }
     }
 
     public func status() async throws -> JobStoreStatus {

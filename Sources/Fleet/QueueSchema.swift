@@ -141,6 +141,22 @@ public enum QueueSchema {
         // Where a video plays (#64): the place its target said it published or showed, as it is
         // (`output` stays its path, which the sweeper compares version names with).
         ["ALTER TABLE ingestd_jobs ADD COLUMN place jsonb"],
+        // Deletion (#65): a job can end `deleted`; its tombstone (Ingest's Tombstone) is kept
+        // apart, with the lease end of the attempt it fenced out (its files are removed for good
+        // only after that) and when nothing of the video was left.
+        [
+            "ALTER TABLE ingestd_jobs DROP CONSTRAINT IF EXISTS ingestd_jobs_state_check",
+            "ALTER TABLE ingestd_jobs ADD CONSTRAINT ingestd_jobs_state_check CHECK (state IN ('queued', 'running', 'published', 'rejected', 'failed', 'deleted'))",
+            """
+            CREATE TABLE ingestd_deletions (
+                id            text PRIMARY KEY,
+                tombstone     jsonb NOT NULL,
+                writing_until timestamptz,
+                completed_at  timestamptz
+            )
+            """,
+            "CREATE INDEX ingestd_deletions_pending ON ingestd_deletions (id) WHERE completed_at IS NULL",
+        ],
     ]
 
     /// The schema version this build needs.

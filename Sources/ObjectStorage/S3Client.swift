@@ -79,6 +79,12 @@ public struct S3Client: Sendable {
         }
     }
 
+    /// The bucket's versioning status (`Enabled`, `Suspended`), nil when it was never turned on.
+    public func versioning(of bucket: String) async throws -> String? {
+        let page = try await send(.GET, try S3Location(bucket: bucket, key: ""), query: "versioning", expecting: [200])
+        return S3XML.value("Status", in: page.body).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// Deletes one object (absent is fine).
     public func delete(_ location: S3Location) async throws {
         _ = try await send(.DELETE, location, expecting: [200, 204, 404])

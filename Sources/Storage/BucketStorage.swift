@@ -82,6 +82,35 @@ public struct BucketStorage: RemoteStorage {
         return try await BucketPublisher(client: client).publish(directory, to: try Self.prefix(output), condition: condition).version.description
     }
 
+    public func objects(under output: String) async throws -> [String] {
+        let directory = try Self.directory(output)
+        return try await client.list(directory).map { String($0.key.dropFirst(directory.key.count)) }
+    }
+
+    public func removeObjects(under output: String) async throws {
+        let directory = try Self.directory(output)
+        let keys = try await client.list(directory).map(\.key)
+        // What names a version first (a player's next request gets a 404), then the masters, then the rest.
+        func rank(_ key: String) -> Int { key.hasSuffix("/" + BucketPublisher.pointerName) ? 0 : key.hasSuffix("/master.m3u8") ? 1 : 2 }
+        for group in [0, 1, 2] {
+            _ = try await concurrentMap(keys.filter { rank($0) == group }, atMost: 8) { [client, bucket = directory.bucket] key in
+                try await client.delete(try S3Location(bucket: bucket, key: key))
+            }
+        }
+    }
+
+    public func removeObject(_ url: String) async throws { try await client.delete(try Self.prefix(url)) }
+
+    public func keepsOldVersions(of output: String) async throws -> Bool {
+        try await client.versioning(of: try Self.prefix(output).bucket) != nil
+    }
+
+    /// `output/` as a key prefix: `<id>/`, never `<id>x/`.
+    private static func directory(_ output: String) throws -> S3Location {
+        let location = try prefix(output)
+        return try S3Location(bucket: location.bucket, key: location.key.hasSuffix("/") ? location.key : location.key + "/")
+    }
+
     private static func prefix(_ url: String) throws -> S3Location {
         guard let location = try S3Location(url: url) else { throw IngestError.cannotWrite(path: url, reason: "not an s3:// prefix") }
         return location

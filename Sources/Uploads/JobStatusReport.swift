@@ -5,7 +5,7 @@ import Transcode
 /// `GET /v1/jobs/{id}`: what the app shows while the user waits, read from the spool.
 public struct JobStatusReport: Codable, Sendable, Equatable {
     public enum State: String, Codable, Sendable {
-        case uploading, queued, processing, completed, rejected, failed
+        case uploading, queued, processing, completed, rejected, failed, deleted
     }
 
     public var id: String
@@ -28,7 +28,7 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
     /// a path from the CDN root).
     init(_ job: JobSnapshot, url: (_ path: String) -> String?) {
         let states: [JobSnapshot.State: State] = [.queued: .queued, .running: .processing, .published: .completed,
-                                                   .rejected: .rejected, .failed: .failed]
+                                                   .rejected: .rejected, .failed: .failed, .deleted: .deleted]
         self.init(id: job.id, state: states[job.state]!, progress: job.progress)
         let place = job.place ?? PlaybackPlace(root: "", id: job.id)
         if job.state == .running, job.playable == true {
@@ -36,7 +36,7 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
             masterURL = url(place.master)
         }
         guard job.state == .published else {
-            reason = job.state == .rejected || job.state == .failed ? job.reason : nil
+            reason = [.rejected, .failed, .deleted].contains(job.state) ? job.reason : nil
             return
         }
         masterURL = url(place.path(job.manifest?.master ?? "master.m3u8"))

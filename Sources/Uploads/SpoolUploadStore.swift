@@ -12,6 +12,9 @@ struct SpoolUploadStore: UploadStore {
     }
 
     func find(_ id: String, part: Int) async throws -> PartialUpload? {
+        if UploadToken.isValidID(id), directory.layout.isDeleted(id) {
+            throw TusRefusal(.gone, "deleted", "job \(id) was deleted while it was uploaded; send nothing more")
+        }
         guard let set = directory.set(id), !set.terminated, let upload = directory.read(id, part: part) else { return nil }
         if upload.isComplete { _ = try? directory.enqueueIfComplete(id) }
         return upload

@@ -75,6 +75,7 @@ struct UploadDirectory: Sendable {
         if let existing = self.set(token.id) {
             set = existing
         } else {
+            guard !layout.isDeleted(token.id) else { throw TusRefusal(.gone, "deleted", "job \(token.id) was deleted; a deleted id is never used again") }
             guard !spoolHasJob(token.id) else { throw TusRefusal(.conflict, "token_used", "job \(token.id) already exists") }
             set = UploadSet(id: token.id, files: token.files, expires: token.expires)
             do { try JSONFile.write(set, to: "\(directory(token.id))/set.json") } catch {

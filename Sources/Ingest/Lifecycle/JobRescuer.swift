@@ -3,8 +3,8 @@ import Logging
 
 /// River's rescuer, with the rest of a worker's upkeep: every quarter lease (at least every
 /// poll) it puts the jobs whose lease ran out back in the queue and removes what their attempts
-/// left in a directory CDN, measures the queue's depth and the store's clock, and records this
-/// host's heartbeat. The worker's claims and the job lifecycle are not its business.
+/// left in a directory CDN, finishes the deletions recorded and not completed (``VideoDeletion``),
+/// measures the queue's depth and the store's clock, and records this host's heartbeat. The worker's claims and the job lifecycle are not its business.
 struct JobRescuer: Sendable {
     let store: any JobStore
     let configuration: JobWorkerConfiguration
@@ -24,6 +24,7 @@ struct JobRescuer: Sendable {
             logger.warning("leases expired: jobs back in the queue", metadata: ["attempts": "\(rescued)"])
             discard(rescued)
         }
+        if let deletions = store as? any DeletionStore { await finishDeletions(VideoDeletion(store: deletions, target: target)) }
         metrics.queueDepth(try await store.depth())
         if let offset = try await store.clockOffset() { clockMeasured(offset) }
         try await store.beat(ready: ready, problem: problem, running: running)
@@ -45,6 +46,17 @@ struct JobRescuer: Sendable {
     }
 
     static let clockWarning = 5.0
+
+    /// Deletions a command recorded and could not complete (an attempt still ran, or it was killed).
+    private func finishDeletions(_ deletion: VideoDeletion) async {
+        for outcome in await deletion.finishPending() {
+            switch outcome.result {
+            case .deleted: logger.info("deletion completed", metadata: ["id": "\(outcome.id)", "purged": "\(outcome.tombstone?.purge.count ?? 0)"])
+            case .failed: logger.warning("deletion not completed; retried at the next upkeep", metadata: ["id": "\(outcome.id)", "error": "\(outcome.message)"])
+            default: break
+            }
+        }
+    }
 
     /// Removes what attempts whose lease ran out left (wherever they ran): a shown growing
     /// version is withdrawn (a player gets 404s, not a playlist that never ends) and goes with

@@ -5,7 +5,7 @@ import Transcode
 /// `status --json` and the console. States in ``JobEnd``'s words plus the two live ones.
 public struct JobSnapshot: Codable, Sendable, Equatable {
     public enum State: String, Codable, Sendable, CaseIterable {
-        case queued, running, published, rejected, failed
+        case queued, running, published, rejected, failed, deleted
     }
 
     public var id: String
@@ -29,6 +29,8 @@ public struct JobSnapshot: Codable, Sendable, Equatable {
     /// While a shown video grows: how far ahead of its earliest viewer it is (its ``Margin``), in
     /// seconds, where the store knows it.
     public var aheadSeconds: Double?
+    /// A deleted video's tombstone: when, why, who, what was purged.
+    public var deletion: Tombstone?
 
     public init(id: String, state: State, attempts: Int, progress: Int? = nil, reason: Reason? = nil, place: PlaybackPlace? = nil,
                 manifest: ReadyManifest? = nil) {
@@ -40,6 +42,13 @@ public struct JobSnapshot: Codable, Sendable, Equatable {
         self.place = place
         output = place?.recorded
         self.manifest = manifest
+    }
+
+    /// A deleted video, from its tombstone: its reason in ``reason``'s words too.
+    public init(deleted tombstone: Tombstone, attempts: Int = 0) {
+        self.init(id: tombstone.id, state: .deleted, attempts: attempts,
+                  reason: Reason(code: tombstone.reason.code.rawValue, message: tombstone.reason.text, attempts: attempts, at: tombstone.at))
+        deletion = tombstone
     }
 
     /// A progress fraction as a whole percent, clamped to 0–100 (the one clamp).

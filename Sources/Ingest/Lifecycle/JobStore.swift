@@ -114,13 +114,26 @@ public struct JobStoreStatus: Sendable, Equatable, Codable {
     public var published: Int
     public var rejected: Int
     public var failed: Int
+    /// Deleted videos (their tombstones).
+    public var deleted: Int
 
-    public init(queued: Int = 0, running: Int = 0, published: Int = 0, rejected: Int = 0, failed: Int = 0) {
+    public init(queued: Int = 0, running: Int = 0, published: Int = 0, rejected: Int = 0, failed: Int = 0, deleted: Int = 0) {
         self.queued = queued
         self.running = running
         self.published = published
         self.rejected = rejected
         self.failed = failed
+        self.deleted = deleted
+    }
+
+    enum CodingKeys: String, CodingKey { case queued, running, published, rejected, failed, deleted }
+
+    /// Reads a count from before deletions (no `deleted`) too.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func count(_ key: CodingKeys) throws -> Int { try container.decodeIfPresent(Int.self, forKey: key) ?? 0 }
+        self.init(queued: try count(.queued), running: try count(.running), published: try count(.published),
+                  rejected: try count(.rejected), failed: try count(.failed), deleted: try count(.deleted))
     }
 
     /// The count of jobs in `state`.
@@ -132,6 +145,7 @@ public struct JobStoreStatus: Sendable, Equatable, Codable {
             case .published: published
             case .rejected: rejected
             case .failed: failed
+            case .deleted: deleted
             }
         }
         set {
@@ -141,12 +155,13 @@ public struct JobStoreStatus: Sendable, Equatable, Codable {
             case .published: published = newValue
             case .rejected: rejected = newValue
             case .failed: failed = newValue
+            case .deleted: deleted = newValue
             }
         }
     }
 
-    /// `jobs: queued 1, running 2, published 3, rejected 0, failed 0`, for `status`.
+    /// `jobs: queued 1, running 2, published 3, rejected 0, failed 0, deleted 0`, for `status`.
     public var line: String {
-        "jobs: queued \(queued), running \(running), published \(published), rejected \(rejected), failed \(failed)"
+        "jobs: queued \(queued), running \(running), published \(published), rejected \(rejected), failed \(failed), deleted \(deleted)"
     }
 }

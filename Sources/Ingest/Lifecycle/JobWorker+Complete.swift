@@ -57,7 +57,7 @@ extension JobWorker {
             await target.discard(output)
             await store.abandon(job)
             metrics.jobEnded(result: "lease_lost", seconds: seconds, realtimeFactor: nil)
-            log.warning("lease lost before recording the end: nothing published or recorded, staging removed")
+            log.warning("fenced out before recording the end (its lease was lost, or the job was deleted): nothing published or recorded, staging removed")
             return
         }
         var speed: Double?

@@ -98,6 +98,22 @@ public struct Outbox: Sendable {
         return dropped
     }
 
+    /// Deletion: job `job`'s pending events (not those being sent) go to `dead/`, `why` as
+    /// their last error: they would name files that are gone.
+    public func withdraw(job: String, why: String) {
+        for var event in events(in: .pending) where event.job == job {
+            event.lastError = why
+            try? settle(event, as: .dead)
+        }
+    }
+
+    /// Erasure: job `job`'s delivered and dead events go (what they said of the person's files).
+    public func forget(job: String) {
+        for state in [State.delivered, .dead] {
+            for event in events(in: state) where event.job == job && event.type != "upload.deleted" { unlink(path(event.id, in: state)) }
+        }
+    }
+
     private func path(_ id: String, in state: State) -> String { "\(directory(state))/\(id).json" }
     private func reservedPath(_ id: String) -> String { "\(directory(.pending))/.\(id).json.sending-\(getpid())" }
 

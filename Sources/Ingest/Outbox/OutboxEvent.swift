@@ -29,6 +29,12 @@ public struct OutboxEvent: Codable, Sendable, Equatable {
         self.lastError = lastError
     }
 
+    /// The job the event is about (its body's `data.id`).
+    public var job: String? {
+        let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+        return (object?["data"] as? [String: Any])?["id"] as? String
+    }
+
     /// The event for `job` (deterministic id: a crash that repeats the recording repeats
     /// nothing); `attempt`: an event each attempt has once (`upload.playable`: a retry plays
     /// from a version of its own, which the app hears of too).

@@ -72,6 +72,15 @@ public protocol OutputTarget: Sendable {
     func republish(_ id: String, presetHash: String, encode: VersionEncoder) async -> Republished
     /// Reprocess: removes the versions of `id` retired longer ago than the grace period.
     func collectRetired(_ id: String)
+
+    /// Deletion: every file or object of video `id`, relative to the root: every version,
+    /// pointer, poster and leftover of its attempts (what a CDN purges).
+    func contents(of id: String) async throws -> [String]
+    /// Deletion: removes everything of video `id`, what names its version first, so a player's
+    /// next request gets a 404.
+    func remove(_ id: String) async throws
+    /// Erasure: why the CDN still keeps the bytes removed (a versioned bucket), or nil.
+    func oldBytesKept() async throws -> String?
 }
 
 /// What an adapter does not do, done once: nothing to adopt, mirror, send, show or undo.
@@ -90,6 +99,7 @@ extension OutputTarget {
     public func withdraw(_ attempt: AttemptOutput) async throws {}
     public func discardLeftovers(id: String, token: Int64) async {}
     public func collectRetired(_ id: String) {}
+    public func oldBytesKept() async throws -> String? { nil }
 }
 
 /// Writes a video's new version into `directory`; `published`: the version playing now, which

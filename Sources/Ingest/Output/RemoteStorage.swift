@@ -36,6 +36,15 @@ public protocol RemoteStorage: Sendable {
     /// only if the pointer is still `current` (created only if absent when nil); throws
     /// ``PointerMoved`` when another writer changed it meanwhile. Returns the version prefix.
     func publish(_ directory: String, to output: String, replacing current: RemotePointer?) async throws -> String
+    /// Deletion: every object under `output/`, relative to it (`current.json`, `t3/master.m3u8`…).
+    func objects(under output: String) async throws -> [String]
+    /// Deletion: removes every object under `output/`: the pointer first, then the masters, then the rest.
+    func removeObjects(under output: String) async throws
+    /// Deletion: removes the object at `url` (absent is fine).
+    func removeObject(_ url: String) async throws
+    /// Erasure: whether the bucket of `output` keeps old versions of what is removed (its
+    /// versioning is on or suspended).
+    func keepsOldVersions(of output: String) async throws -> Bool
 }
 
 /// A growing output directory's copy in a bucket (``RemoteStorage/mirror(_:to:)``).

@@ -25,6 +25,16 @@ public struct ReprocessItem: Sendable, Codable {
 
     /// What the job process is given.
     var input: TranscodeJob.Input { ArchivedVideo(id: id, source: source, holdsUpload: holdsUpload).input }
+
+    /// A daemon archive's job folder (`SPOOL/archive/<id>`), whose lock a deletion waits for.
+    var jobDirectory: String? { holdsUpload ? (source as NSString).deletingLastPathComponent : nil }
+
+    /// Whether the spool beside the archive deleted it (its tombstone).
+    var isDeleted: Bool {
+        guard let jobDirectory else { return false }
+        let spool = ((jobDirectory as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        return SpoolLayout(root: spool).isDeleted(id)
+    }
 }
 
 /// Progress of a batch, sent out of band after every finished video.
@@ -61,6 +71,11 @@ public struct Reprocessor: Sendable {
         var items: [ReprocessItem] = []
         for video in videos {
             var item = ReprocessItem(id: video.id, source: video.source, holdsUpload: video.holdsUpload, action: .process, why: "not published yet")
+            if item.isDeleted {
+                (item.action, item.why) = (.skip, "deleted: never republished")
+                items.append(item)
+                continue
+            }
             do {
                 switch try await target.publishedPreset(of: video.id) {
                 case preset.contentHash?: (item.action, item.why) = (.skip, "already published with preset \(preset.contentHash)")
@@ -112,20 +127,37 @@ public struct Reprocessor: Sendable {
         return results
     }
 
-    /// Publishes one video's new version through the target.
+    /// Publishes one video's new version through the target. A daemon archive's video is done
+    /// under its job's lock and not at all once deleted: a deletion waits for the lock, and one
+    /// recorded meanwhile stops the switch to the new version.
     private func process(_ initial: ReprocessItem, stop: StopFlag) async -> ReprocessItem {
         var item = initial
+        var lock: JobLock?
+        if let directory = item.jobDirectory {
+            lock = JobLock(directory: directory)
+            guard lock != nil, !item.isDeleted else {
+                (item.result, item.why) = (.skipped, lock == nil ? "its job is held by another process (a deletion or a retry)" : "deleted: never republished")
+                return item
+            }
+        }
+        defer { lock?.release() }
         let started = ContinuousClock.now
         let (runner, input) = (runner, item.input)
         // A preset with other codecs keeps the H.264 ladder and sound published now, and adds to them.
         let adds = preset.codecLadders?.isEmpty == false
+        let deleted: @Sendable () -> Bool = { [item] in item.isDeleted }
         let republished = await target.republish(item.id, presetHash: preset.contentHash) { directory, published in
             // The job's own files (result, progress) go to a private directory no one else can plant names in.
             guard let scratch = try? PrivateDirectory(prefix: "ingestd-reprocess-") else {
                 return .retryable(code: "no_scratch", message: "cannot make a private scratch directory")
             }
-            return await runner.run(input: input, output: directory, jobDirectory: scratch.path,
-                                    publishedVersion: adds ? published : nil) { stop.value }
+            let outcome = await runner.run(input: input, output: directory, jobDirectory: scratch.path,
+                                           publishedVersion: adds ? published : nil) { stop.value }
+            return deleted() ? .interrupted : outcome  // deleted while it ran: never put in view
+        }
+        if deleted() {
+            (item.result, item.why) = (.skipped, "deleted while it was reprocessed: never republished")
+            return item
         }
         switch republished {
         case .published(let version): (item.result, item.version) = (.published, version)

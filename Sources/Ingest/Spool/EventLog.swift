@@ -41,4 +41,35 @@ public struct EventLog: Sendable {
         guard stat(path, &current) == 0, current.st_ino == open.st_ino else { return true }
         return rename(path, path + ".1") == 0
     }
+
+    /// Erasure: rewrites the log with job `id`'s lines cut to the fields `keeping`. Lines
+    /// appended while it is rewritten are carried over before the rewrite takes the log's place.
+    public func redact(id: String, keeping: Set<String>) throws {
+        let temporary = "\(path).redact-\(getpid())"
+        var done = 0
+        var kept = Data()
+        while true {
+            guard let handle = FileHandle(forReadingAtPath: path) else { return }
+            try handle.seek(toOffset: UInt64(done))
+            let more = try handle.readToEnd() ?? Data()
+            try handle.close()
+            if more.isEmpty, done > 0 { break }
+            for line in more.split(separator: 0x0a, omittingEmptySubsequences: true) {
+                kept.append(Self.redacted(Data(line), id: id, keeping: keeping))
+                kept.append(0x0a)
+            }
+            done += more.count
+            if more.isEmpty { break }
+        }
+        try kept.write(to: URL(fileURLWithPath: temporary))
+        guard rename(temporary, path) == 0 else { throw IngestError.cannotWrite(path: path, reason: String(cString: strerror(errno))) }
+    }
+
+    /// `line` cut to `keeping` when it is job `id`'s, else as it was.
+    static func redacted(_ line: Data, id: String, keeping: Set<String>) -> Data {
+        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any], object["id"] as? String == id,
+              let cut = try? JSONSerialization.data(withJSONObject: object.filter { keeping.contains($0.key) },
+                                                    options: [.sortedKeys, .withoutEscapingSlashes]) else { return line }
+        return cut
+    }
 }

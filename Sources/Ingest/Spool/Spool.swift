@@ -91,7 +91,7 @@ public struct Spool: Sendable {
     func uniqueID(for name: String, cdn: String?) -> String {
         while true {
             let id = JobID.make(for: name)
-            let places = SpoolLayout.State.allCases.map { layout.job(id, in: $0) } + (cdn.map { ["\($0)/\(id)"] } ?? [])
+            let places = SpoolLayout.State.allCases.map { layout.job(id, in: $0) } + [layout.tombstone(id)] + (cdn.map { ["\($0)/\(id)"] } ?? [])
             var info = stat()
             if places.allSatisfy({ lstat($0, &info) != 0 }) { return id }
         }
@@ -170,7 +170,7 @@ public struct Spool: Sendable {
     /// Queues a job whose directory was made ready on the spool's file system (the input the
     /// sole entry of `<dir>/upload`, as the upload server leaves a complete upload): its record
     /// is written first, then the directory is renamed into `work/<id>`, so it appears whole.
-    /// Returns false when a job of that id exists already (nothing changes). The spool runs
+    /// Returns false when a job of that id exists already, or was deleted (nothing changes). The spool runs
     /// every job with its daemon's preset.
     @discardableResult
     public func admit(_ job: NewJob) throws -> Bool {
@@ -182,7 +182,8 @@ public struct Spool: Sendable {
         }
         let prepared = URL(fileURLWithPath: holder).deletingLastPathComponent().path
         var info = stat()
-        guard SpoolLayout.State.allCases.allSatisfy({ lstat(layout.job(job.id, in: $0), &info) != 0 }) else { return false }
+        guard SpoolLayout.State.allCases.allSatisfy({ lstat(layout.job(job.id, in: $0), &info) != 0 }),
+              !layout.isDeleted(job.id) else { return false }
         try JSONFile.write(Self.record(id: job.id, entry: entry), to: "\(prepared)/job.json")
         try Durability.syncDirectory(prepared)
         guard rename(prepared, layout.job(job.id)) == 0 else {

@@ -86,6 +86,7 @@ extension SpoolStore: JobBrowser {
         case .published?: [.archive]
         case .rejected?: [.rejected]
         case .failed?: [.failed]
+        case .deleted?: []  // tombstones are not job folders: `status --job` reads them
         }
         var entries: [Entry] = []
         for folder in folders {

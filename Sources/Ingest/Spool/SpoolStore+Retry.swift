@@ -7,7 +7,7 @@ extension SpoolStore {
     /// retry holds, or no longer in those folders, is skipped.
     public func retry(_ ids: [String], rejected: Bool) async throws -> [String] {
         var retried: [String] = []
-        for id in Set(ids).sorted() where UploadManifest.isValidID(id) {
+        for id in Set(ids).sorted() where UploadManifest.isValidID(id) && !layout.isDeleted(id) {
             for state in rejected ? [SpoolLayout.State.failed, .rejected] : [.failed] {
                 guard FileManager.default.fileExists(atPath: layout.job(id, in: state)),
                       let lock = JobLock(directory: layout.job(id, in: state)) else { continue }

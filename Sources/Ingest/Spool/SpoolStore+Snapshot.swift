@@ -8,6 +8,7 @@ extension SpoolStore {
     /// Job `id` from the folder it is in (see ``job(_:in:layout:record:)``).
     public static func job(_ id: String, layout: SpoolLayout) -> JobSnapshot? {
         guard UploadManifest.isValidID(id) else { return nil }  // a name the spool could have minted, nothing else
+        if let tombstone = JSONFile.read(Tombstone.self, from: layout.tombstone(id)) { return JobSnapshot(deleted: tombstone) }
         var info = stat()
         for folder in [SpoolLayout.State.archive, .queued, .rejected, .failed, .work] where lstat(layout.job(id, in: folder), &info) == 0 {
             return job(id, in: folder, layout: layout, record: JSONFile.read(JobRecord.self, from: "\(layout.job(id, in: folder))/job.json"))

@@ -39,6 +39,10 @@ public final class SpoolStore: JobStore {
         var claimed: [ClaimedJob] = []
         let handed = handedOver.withLock { $0.next(limit) }
         for (initial, lock) in handed + spool.adoptOrphans(limit: limit - handed.count) {
+            guard !layout.isDeleted(initial.id) else {
+                lock.release()  // deleted: never runs; its deletion removes it
+                continue
+            }
             var record = initial
             record.token = (record.token ?? 0) + 1
             do {
@@ -63,12 +67,12 @@ public final class SpoolStore: JobStore {
 
     public func renew(_ job: ClaimedJob) async throws -> Bool { try holds(job) != nil }
 
-    /// The job's record while this process holds its lock and `job`'s token is the latest; nil
-    /// when it does not. A record that cannot be read (too many open files, an I/O error) is
+    /// The job's record while this process holds its lock, `job`'s token is the latest and the
+    /// job was not deleted (the deletion's fence); nil when it does not. A record that cannot be read (too many open files, an I/O error) is
     /// an error, not a lost job: while the lock is held no one else can take or file the job,
     /// so the worker retries as it would a store that does not answer.
     func holds(_ job: ClaimedJob) throws -> JobRecord? {
-        guard held.withLock({ $0[job.id] != nil }) else { return nil }
+        guard held.withLock({ $0[job.id] != nil }), !layout.isDeleted(job.id) else { return nil }
         let path = "\(layout.job(job.id))/job.json"
         let record: JobRecord
         do {
@@ -125,13 +129,16 @@ public final class SpoolStore: JobStore {
 
     public func status() async throws -> JobStoreStatus { Self.status(of: layout) }
 
+    /// Deleted videos: their tombstones.
+    static func deletedCount(_ layout: SpoolLayout) -> Int { visibleEntries(layout.deleted).filter { $0.hasSuffix(".json") }.count }
+
     /// Queued: unlocked in `work/`, or waiting in `incoming/`; running: locked in `work/`.
     public static func status(of layout: SpoolLayout) -> JobStoreStatus {
         func count(_ state: SpoolLayout.State) -> Int { visibleEntries(layout.directory(state)).count }
         let work = visibleEntries(layout.directory(.work))
         let running = work.filter { isRunning(layout.job($0), JSONFile.read(JobRecord.self, from: "\(layout.job($0))/job.json")) }.count
         return JobStoreStatus(queued: work.count - running + visibleEntries(layout.incoming).count, running: running,
-                              published: count(.archive), rejected: count(.rejected), failed: count(.failed))
+                              published: count(.archive), rejected: count(.rejected), failed: count(.failed), deleted: deletedCount(layout))
     }
 
     public func progress(_ job: ClaimedJob, _ progress: JobProgress) async {
