@@ -79,6 +79,20 @@ extension JobQueue {
         }
     }
 
+    /// Tombstones by reason code.
+    public func deletionCounts() async throws -> [DeletionCode: Int] {
+        try await client.withConnection(within: timeout) { [logger] connection in
+            var counts: [DeletionCode: Int] = [:]
+            for try await (code, count) in try await connection.query("""
+
+                SELECT tombstone->'reason'->>'code', count(*)::bigint FROM ingestd_deletions GROUP BY 1
+                """, logger: logger).decode((String, Int64).self) {
+                if let code = DeletionCode(rawValue: code) { counts[code] = Int(count) }
+            }
+            return counts
+        }
+    }
+
     /// When the lease of the attempt the deletion fenced out ends, while it has not.
     public func fencedLease(_ id: String) async throws -> Date? {
         try await client.withConnection(within: timeout) { [logger] connection in

@@ -12,6 +12,8 @@ extension PostgresStore: DeletionStore {
 
     public func pendingDeletions() async throws -> [Tombstone] { try await described { try await queue.pendingDeletions() } }
 
+    public func deletionCounts() async throws -> [DeletionCode: Int] { try await described { try await queue.deletionCounts() } }
+
     public func stillWriting(_ id: String) async throws -> String? {
         guard let until = try await described({ try await queue.fencedLease(id) }) else { return nil }
         return "the attempt it fenced out may write until its lease ends at \(ISO8601DateFormatter().string(from: until))"

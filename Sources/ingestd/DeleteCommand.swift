@@ -77,14 +77,7 @@ struct DeleteCommand: AsyncParsableCommand {
 
     func run() async throws {
         let reason = try DeletionReason(code: reasonCode, text: reason, by: Self.who)
-        let target: any OutputTarget
-        if RemotePath.isRemote(cdn) {
-            let (prefix, bucket) = try storage.bucket(cdn, json: json)
-            target = OutputTargets.make(cdn: prefix, growing: false, storage: bucket, pointer: spool != nil)
-        } else {
-            try WorkerOptions.requireRoot("--cdn", URL(fileURLWithPath: cdn).standardizedFileURL.path)
-            target = OutputTargets.make(cdn: URL(fileURLWithPath: cdn).standardizedFileURL.path, growing: false, storage: nil, pointer: true)
-        }
+        let target = try storage.target(cdn: cdn, pointer: spool != nil, json: json)
         let outcomes: [DeletionOutcome]
         let (ids, wait) = (Array(NSOrderedSet(array: ids)) as? [String] ?? ids, Duration.seconds(self.wait))
         if let spool {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Ingest
 import ObjectStorage
 import Storage
 
@@ -24,6 +25,19 @@ struct StorageOption: ParsableArguments {
             throw Report.fail(error, json: json)
         }
         return (Self.trimmed(cdn), BucketStorage(client: try client(json: json)))
+    }
+
+    /// The target of a command that acts on what is published (`delete`): a bucket prefix
+    /// through this storage, or an existing directory (exit 78 otherwise). `pointer`: a bucket's
+    /// `<id>/current.json` names the version (the spool), else the queue's row does.
+    func target(cdn: String, pointer: Bool, json: Bool) throws -> any OutputTarget {
+        if S3Location.isURL(cdn) {
+            let (prefix, bucket) = try bucket(cdn, json: json)
+            return OutputTargets.make(cdn: prefix, growing: false, storage: bucket, pointer: pointer)
+        }
+        let root = URL(fileURLWithPath: cdn).standardizedFileURL.path
+        try WorkerOptions.requireRoot("--cdn", root)
+        return OutputTargets.make(cdn: root, growing: false, storage: nil, pointer: pointer)
     }
 
     /// The client for `s3://` paths, or exit 78 (EX_CONFIG) when credentials or the endpoint are wrong.

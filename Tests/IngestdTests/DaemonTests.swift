@@ -85,7 +85,7 @@ import Transcode
         let status = try Tool.run(Paths.binary, ["status", "--spool", spool, "--json"])
         let body = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
         #expect((body?["counts"] as? [String: Int])?["archive"] == 3)
-        #expect((body?["states"] as? [String: Int]) == ["queued": 0, "running": 0, "published": 3, "rejected": expected.count, "failed": 0],
+        #expect((body?["states"] as? [String: Int]) == ["queued": 0, "running": 0, "published": 3, "rejected": expected.count, "failed": 0, "deleted": 0],
                 "the same words as the queue's status")
         #expect((body?["recentFailures"] as? [Any])?.count == expected.count)
         _ = daemon

@@ -126,7 +126,7 @@ struct FleetTests {
         let status = try Tool.run(Paths.binary, ["status", "--database", server.url, "--json"])
         let body = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
         #expect((body?["counts"] as? [String: Int])?["queued"] == 2)
-        #expect((body?["states"] as? [String: Int]) == ["queued": 2, "running": 0, "published": 0, "rejected": 0, "failed": 0])
+        #expect((body?["states"] as? [String: Int]) == ["queued": 2, "running": 0, "published": 0, "rejected": 0, "failed": 0, "deleted": 0])
         #expect(Set(((body?["jobs"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }) == Set(jobs.compactMap { $0["id"] }))
         let unreachable = try Tool.run(Paths.binary, ["submit", "--database", "postgres://ingestd@127.0.0.1:\(try PostgresServer.freePort())/x",
                                                       "--uploads", uploads, good])

@@ -24,7 +24,10 @@ struct JobRescuer: Sendable {
             logger.warning("leases expired: jobs back in the queue", metadata: ["attempts": "\(rescued)"])
             discard(rescued)
         }
-        if let deletions = store as? any DeletionStore { await finishDeletions(VideoDeletion(store: deletions, target: target)) }
+        if let deletions = store as? any DeletionStore {
+            await finishDeletions(VideoDeletion(store: deletions, target: target))
+            metrics.deletedVideos(try await deletions.deletionCounts())
+        }
         metrics.queueDepth(try await store.depth())
         if let offset = try await store.clockOffset() { clockMeasured(offset) }
         try await store.beat(ready: ready, problem: problem, running: running)

@@ -91,6 +91,16 @@ public final class WorkerMetrics: Sendable {
         flush()
     }
 
+    /// Videos deleted so far, by ``DeletionCode`` (the store's tombstones, counted at upkeep).
+    func deletedVideos(_ counts: [DeletionCode: Int]) {
+        for code in DeletionCode.allCases {
+            registry.makeGauge(descriptor: .init(namespace: "ingestd", metricName: "videos_deleted", unitName: "",
+                                                 helpText: "Videos deleted (tombstones), by reason code"),
+                               labels: [("code", code.rawValue)]).set(Double(counts[code] ?? 0))
+        }
+        flush()
+    }
+
     func queueDepth(_ count: Int) {
         depth.set(Double(count))
         flush()

@@ -33,10 +33,15 @@ extension SpoolStore: DeletionStore {
         return try JSONFile.load(Tombstone.self, from: layout.tombstone(id))
     }
 
-    public func pendingDeletions() async throws -> [Tombstone] {
+    public func pendingDeletions() async throws -> [Tombstone] { tombstones().filter { $0.completedAt == nil } }
+
+    public func deletionCounts() async throws -> [DeletionCode: Int] {
+        tombstones().reduce(into: [:]) { $0[$1.reason.code, default: 0] += 1 }
+    }
+
+    private func tombstones() -> [Tombstone] {
         Self.visibleEntries(layout.deleted).filter { $0.hasSuffix(".json") }.sorted()
             .compactMap { JSONFile.read(Tombstone.self, from: "\(layout.deleted)/\($0)") }
-            .filter { $0.completedAt == nil }
     }
 
     /// A job folder whose lock a live process holds: a running attempt (stopped at its next
