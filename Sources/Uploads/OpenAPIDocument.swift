@@ -141,7 +141,7 @@ components:
       required: [id, state]
       properties:
         id: {$ref: "#/components/schemas/JobID"}
-        state: {type: string, enum: [uploading, queued, processing, completed, rejected, failed]}
+        state: {type: string, enum: [uploading, queued, processing, completed, rejected, failed, deleted]}
         progress: {type: integer, minimum: 0, maximum: 100, description: "bytes received while uploading; the job's progress while processing"}
         reason:
           type: object

@@ -25,7 +25,7 @@ struct JobRescuer: Sendable {
             discard(rescued)
         }
         if let deletions = store as? any DeletionStore {
-            await finishDeletions(VideoDeletion(store: deletions, target: target))
+            await finishDeletions(VideoDeletion(store: deletions, target: target, inputs: configuration.storage))
             metrics.deletedVideos(try await deletions.deletionCounts())
         }
         metrics.queueDepth(try await store.depth())

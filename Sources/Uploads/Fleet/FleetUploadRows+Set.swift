@@ -25,9 +25,13 @@ extension FleetUploadRows {
                 SELECT \(upload.id), \(upload.part), \(upload.files), \(upload.length), \(upload.name), \(upload.metadata), \(upload.key),
                        \(upload.multipartID), to_timestamp(\(Double(expires)))
                  WHERE NOT EXISTS (SELECT 1 FROM ingestd_jobs WHERE id = \(upload.id))
+                   AND NOT EXISTS (SELECT 1 FROM ingestd_deletions WHERE id = \(upload.id))
                 ON CONFLICT DO NOTHING RETURNING 1
                 """, logger: logger)
             for try await _ in inserted { return upload }
+            for try await _ in try await connection.query("SELECT 1 FROM ingestd_deletions WHERE id = \(id)", logger: logger) {
+                throw TusRefusal(.gone, "deleted", "job \(id) was deleted; a deleted id is never used again")
+            }
             throw TusRefusal(.conflict, "token_used", "job \(id) already exists")
         }
     }
