@@ -16,7 +16,7 @@ struct RetryCommand: AsyncParsableCommand {
           ingestd retry --spool /var/spool/ingestd clip-1f2e3d4c5b6a7980
           ingestd retry --database postgres://ingestd@db/ingestd --rejected --json id1 id2
         Prints the ids retried and those skipped; exit 0 when every id named was retried, 1 \
-        when some were not (not failed, or no such job).
+        when some were not (not failed, deleted, or no such job).
         """
     )
 
@@ -42,18 +42,21 @@ struct RetryCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let retried: [String]
+        var retried: [String], deleted: Set<String> = []
         if let spool {
             try WorkerOptions.requireRoot("--spool", SpoolLayout(root: spool).root)
-            retried = try await SpoolStore(layout: SpoolLayout(root: spool)).retry(ids, rejected: rejected)
+            let store = SpoolStore(layout: SpoolLayout(root: spool))
+            retried = try await store.retry(ids, rejected: rejected)
+            deleted = try await Self.deleted(Set(ids).subtracting(retried), in: store)
         } else {
             let database = try databaseOption.resolve()
             let logger = Log.make(label: "ingestd.retry")
             let (ids, rejected) = (ids, rejected)
             do {
-                retried = try await database.withClient(logger: logger) { client in
-                    try await PostgresStore.producer(JobQueue(client: client, logger: logger, timeout: database.callTimeout))
-                        .retry(ids, rejected: rejected)
+                (retried, deleted) = try await database.withClient(logger: logger) { client in
+                    let store = PostgresStore.producer(JobQueue(client: client, logger: logger, timeout: database.callTimeout))
+                    let retried = try await store.retry(ids, rejected: rejected)
+                    return (retried, try await Self.deleted(Set(ids).subtracting(retried), in: store))
                 }
             } catch {
                 throw Report.fail(QueueUnavailable(database: database, error: error), json: json)
@@ -64,8 +67,17 @@ struct RetryCommand: AsyncParsableCommand {
             print(String(decoding: try JSONEncoder.ingestd.encode(["retried": retried, "skipped": skipped]), as: UTF8.self))
         } else {
             for id in retried { print("retried  \(id)") }
-            for id in skipped { print("skipped  \(id) (not \(rejected ? "failed or rejected" : "failed"), or no such job)") }
+            for id in skipped {
+                print("skipped  \(id) (" + (deleted.contains(id) ? "deleted: a deleted video never runs again" : "not \(rejected ? "failed or rejected" : "failed"), or no such job") + ")")
+            }
         }
         if !skipped.isEmpty { throw ExitCode(ExitStatus.failure.rawValue) }
+    }
+
+    /// Which of `ids` were deleted (`ingestd delete`): said so, not "no such job".
+    static func deleted(_ ids: Set<String>, in store: any DeletionStore) async throws -> Set<String> {
+        var deleted: Set<String> = []
+        for id in ids.prefix(100) where try await store.tombstone(id) != nil { deleted.insert(id) }
+        return deleted
     }
 }

@@ -12,7 +12,7 @@ struct UploadURLCommand: ParsableCommand {
         Prints the tus creation URL a stock tus client (TUSKit, tus-android-client, tus-js-client, \
         tuspy) uploads to, and the URL of the job's status. The token in each is an HMAC (the \
         upload secret) over the job's id, the most bytes allowed and the expiry: `ingestd serve` \
-        refuses any other, an expired or a reused one. The job gets ID as its id. With --files N \
+        refuses any other, an expired or a reused one. The job gets ID as its id; an id that was deleted (`ingestd delete`) is refused by serve (410 deleted), whatever the link says. With --files N \
         the upload is a directory (upload.json, its clips and sound track): N tus uploads to the \
         same URL, each named by its tus filename; the job starts when all N are complete. The status URL \
         stays valid 7 days past the upload's expiry. Nothing is sent anywhere: the backend can \

@@ -228,6 +228,22 @@ struct UploadServerTests {
                 && head.headers["cache-control"] == "no-store")
         #expect(Daemon.entries("\(uploads)/refusals/job/upload") == ["upload"], "a hostile file name is not used")
 
+        // An upload in progress deleted (`ingestd delete`): it ends, and every later request says so (410).
+        let doomed = try server.link("doomed")
+        let doomedUpload = server.url + (try #require(try Self.create(doomed.upload, length: 100_000).headers["location"]))
+        #expect(try Self.patch(doomedUpload, offset: 0, file: chunk).status == 204)
+        try FileManager.default.createDirectory(atPath: "\(base)/cdn", withIntermediateDirectories: true)
+        let deleted = try Tool.run(Paths.binary, ["delete", "--spool", server.spool, "--cdn", "\(base)/cdn", "--reason-code", "owner",
+                                                  "--reason", "cancelled in the app", "doomed"])
+        #expect(deleted.status == 0, "\(deleted.stdout) \(deleted.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(uploads)/doomed"), "its bytes are gone")
+        let goneHead = try Self.request("HEAD", doomedUpload, Self.tus)
+        #expect(goneHead.status == 410, "\(goneHead.status)")
+        #expect(try Self.patch(doomedUpload, offset: 65_536, file: chunk).status == 410)
+        let again = try Self.create(try server.link("doomed").upload, length: 100)
+        #expect(again.status == 410 && again.body.contains("deleted"), "a deleted id is never used again: \(again.status) \(again.body)")
+        #expect(try Self.request("GET", doomed.status).body.contains("\"deleted\""), "its status says deleted")
+
         // Another upload's token, and termination.
         let other = try server.link("someone-else")
         let otherToken = String(other.upload.split(separator: "=").last!)
