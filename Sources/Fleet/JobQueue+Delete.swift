@@ -19,11 +19,15 @@ extension JobQueue {
                 """, logger: logger).decode((String, Date?).self) {
                 (hasRow, leaseUntil) = (true, state == "running" ? lease : nil)
             }
-            var known = hasRow
-            if !known {
-                for try await _ in try await connection.query("SELECT 1 FROM ingestd_uploads WHERE id = \(tombstone.id) LIMIT 1", logger: logger) { known = true }
+            if !hasRow {
+                // Deleted while it is uploaded: a row in `deleted` stands for it, so that the upload's
+                // completion can never queue it (an id already there is left as it is).
+                for try await _ in try await connection.query("SELECT 1 FROM ingestd_uploads WHERE id = \(tombstone.id) LIMIT 1", logger: logger) { hasRow = true }
+                guard hasRow else { return .unknown }
+                try await connection.query("""
+                    INSERT INTO ingestd_jobs (id, state, input, preset, finished_at) VALUES (\(tombstone.id), 'deleted', '', '{}', now())
+                    """, logger: logger)
             }
-            guard known else { return .unknown }
             try await connection.query("""
                 INSERT INTO ingestd_deletions (id, tombstone, writing_until) VALUES (\(tombstone.id), \(try Self.json(tombstone))::jsonb, \(leaseUntil))
                 """, logger: logger)
@@ -41,9 +45,7 @@ extension JobQueue {
                 UPDATE ingestd_webhooks SET state = 'dead', last_error = \(Self.withdrawn(tombstone))
                  WHERE job_id = \(tombstone.id) AND state = 'pending'
                 """, logger: logger)
-            if hasRow {
-                try await event(tombstone.id, "deleted", ["code": tombstone.reason.code.rawValue, "by": tombstone.reason.by], on: connection)
-            }
+            try await event(tombstone.id, "deleted", ["code": tombstone.reason.code.rawValue, "by": tombstone.reason.by], on: connection)
             try await notifyChange(tombstone.id, on: connection)
             return .recorded(tombstone)
         }
@@ -66,12 +68,13 @@ extension JobQueue {
         return nil
     }
 
-    /// Deletions not completed, oldest first (at most 100 a round).
+    /// Deletions not completed, those no fenced attempt may still write first (at most 100 a round).
     public func pendingDeletions() async throws -> [Tombstone] {
         try await client.withConnection(within: timeout) { [logger] connection in
             var found: [Tombstone] = []
             for try await text in try await connection.query("""
-                SELECT tombstone::text FROM ingestd_deletions WHERE completed_at IS NULL ORDER BY id LIMIT 100
+                SELECT tombstone::text FROM ingestd_deletions WHERE completed_at IS NULL
+                 ORDER BY coalesce(writing_until, '-infinity') <= now() DESC, id LIMIT 100
                 """, logger: logger).decode(String.self) {
                 found.append(try JSONDecoder.ingestd.decode(Tombstone.self, from: Data(text.utf8)))
             }
@@ -111,16 +114,13 @@ extension JobQueue {
         }
     }
 
-    /// The job's input where ingestd owns it: an object or prefix `serve` received (its upload
-    /// rows name it), or a spool's `queued/<id>/` entry (`watch --database`).
+    /// The job's input where ingestd owns it (``NewJob/ownsInput``): an object or prefix `serve`
+    /// received, or a spool's `queued/<id>/upload` (`watch --database`).
     public func ownedInput(_ id: String) async throws -> String? {
         try await client.withConnection(within: timeout) { [logger] connection in
-            for try await (input, kind, served) in try await connection.query("""
-                SELECT input, input_kind, EXISTS (SELECT 1 FROM ingestd_uploads WHERE id = \(id)) FROM ingestd_jobs WHERE id = \(id)
-                """, logger: logger).decode((String, String, Bool).self) {
-                if kind == "sole_entry_of" { return input }
-                return served && RemotePath.isRemote(input) ? input : nil
-            }
+            for try await input in try await connection.query("""
+                SELECT input FROM ingestd_jobs WHERE id = \(id) AND input_owned AND input <> ''
+                """, logger: logger).decode(String.self) { return input }
             return nil
         }
     }
@@ -136,13 +136,19 @@ extension JobQueue {
             try await connection.query("""
                 UPDATE ingestd_webhooks SET body = '{}' WHERE job_id = \(id) AND type <> 'upload.deleted'
                 """, logger: logger)
-            try await connection.query("DELETE FROM ingestd_uploads WHERE id = \(id)", logger: logger)
+            // The rows stay (serve's upkeep removes their bytes by them); what they say of the files goes.
+            try await connection.query("UPDATE ingestd_uploads SET name = '', metadata = NULL WHERE id = \(id)", logger: logger)
         }
     }
 
     /// Completes the deletion with its `upload.deleted` webhook, in one transaction.
     public func completeDeletion(_ tombstone: Tombstone) async throws {
         try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
+            var open = false
+            for try await _ in try await connection.query("""
+                SELECT 1 FROM ingestd_deletions WHERE id = \(tombstone.id) AND completed_at IS NULL FOR UPDATE
+                """, logger: logger) { open = true }
+            guard open else { return }  // another host's upkeep completed it meanwhile
             try await connection.query("""
                 UPDATE ingestd_webhooks SET state = 'dead', last_error = \(Self.withdrawn(tombstone))
                  WHERE job_id = \(tombstone.id) AND state = 'pending' AND type <> 'upload.deleted'

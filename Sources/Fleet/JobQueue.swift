@@ -43,8 +43,8 @@ public struct JobQueue: Sendable {
             for job in jobs {
                 let (input, kind) = Self.columns(of: job.input)
                 let inserted = try await connection.query("""
-                    INSERT INTO ingestd_jobs (id, state, input, input_kind, preset, upload_id)
-                    VALUES (\(job.id), 'queued', \(input), \(kind), \(job.preset), \(job.uploadID))
+                    INSERT INTO ingestd_jobs (id, state, input, input_kind, preset, upload_id, input_owned)
+                    VALUES (\(job.id), 'queued', \(input), \(kind), \(job.preset), \(job.uploadID), \(job.ownsInput))
                     ON CONFLICT (id) DO NOTHING RETURNING 1
                     """, logger: logger)
                 var isNew = false

@@ -31,7 +31,11 @@ extension PostgresStore: DeletionStore {
     public func removeUpload(_ id: String, erase: Bool) async throws {
         if let input = try await described({ try await queue.ownedInput(id) }), !RemotePath.isRemote(input) {
             let folder = (input as NSString).deletingLastPathComponent
-            if FileManager.default.fileExists(atPath: folder), (folder as NSString).lastPathComponent == id {
+            let queued = (folder as NSString).deletingLastPathComponent
+            guard FileManager.default.fileExists(atPath: queued) else {
+                throw IngestError.cannotWrite(path: folder, reason: "the spool holding the original is not mounted here: finished by a host that mounts it")
+            }
+            if (folder as NSString).lastPathComponent == id, FileManager.default.fileExists(atPath: folder) {
                 try FileManager.default.removeItem(atPath: folder)
             }
         }

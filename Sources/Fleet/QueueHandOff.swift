@@ -14,7 +14,7 @@ public struct QueueHandOff: JobHandOff {
     }
 
     public func enqueue(id: String, soleEntryOf holder: String) async throws {
-        try await submitter.submit([submitter.job(.soleEntry(of: holder), id: id)], to: store)
+        try await submitter.submit([submitter.job(.soleEntry(of: holder), id: id, owned: true)], to: store)
     }
 }
 

@@ -156,6 +156,8 @@ public enum QueueSchema {
             )
             """,
             "CREATE INDEX ingestd_deletions_pending ON ingestd_deletions (id) WHERE completed_at IS NULL",
+            // Whether the input is ingestd's own (serve's object, a spool's queued/ entry): a deletion removes it.
+            "ALTER TABLE ingestd_jobs ADD COLUMN input_owned boolean NOT NULL DEFAULT false",
         ],
     ]
 

@@ -53,6 +53,8 @@ public struct VideoDeletion: Sendable {
                 tombstone = outcome.tombstone ?? tombstone  // with what it took out of view
                 try await SteadyTimer.sleep(for: .milliseconds(250))
             }
+        } catch let refused as DeletionRefused {
+            return DeletionOutcome(id: id, result: .refused, message: refused.description)
         } catch {
             return DeletionOutcome(id: id, result: .failed, message: "\(error) (what is recorded stands; run the delete again)")
         }
@@ -88,13 +90,17 @@ public struct VideoDeletion: Sendable {
                                    message: "taken out of view; \(writing): the deletion completes once it stops", tombstone: tombstone)
         }
         let erase = tombstone.reason.code == .erasure
+        var kept = erase ? try await target.oldBytesKept() : nil
         if let input = try await store.remoteInput(tombstone.id) {
             guard let inputs else { throw IngestError.cannotWrite(path: input, reason: "the original is in a bucket and no S3 client is configured") }
             if input.hasSuffix("/") { try await inputs.removeObjects(under: input) } else { try await inputs.removeObject(input) }
+            if erase, try await inputs.keepsOldVersions(of: input) {
+                kept = [kept, "the bucket of \(input) keeps versions: the original's old versions stay"].compactMap { $0 }.joined(separator: "; ")
+            }
         }
         try await store.removeUpload(tombstone.id, erase: erase)
         DeletionStep.upload.reached()
-        if erase { tombstone.erasureIncomplete = try await target.oldBytesKept() }
+        tombstone.erasureIncomplete = kept
         tombstone.completedAt = Date()
         try await store.completeDeletion(tombstone)
         return DeletionOutcome(id: tombstone.id, result: .deleted, message: "deleted: nothing of it is left", tombstone: tombstone)

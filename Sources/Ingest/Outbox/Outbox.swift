@@ -101,7 +101,7 @@ public struct Outbox: Sendable {
     /// Deletion: job `job`'s pending events (not those being sent) go to `dead/`, `why` as
     /// their last error: they would name files that are gone.
     public func withdraw(job: String, why: String) {
-        for var event in events(in: .pending) where event.job == job {
+        for var event in events(in: .pending) where event.job == job && event.type != "upload.deleted" {
             event.lastError = why
             try? settle(event, as: .dead)
         }

@@ -1,17 +1,19 @@
 import Foundation
 
 /// Deletion in a directory CDN: `CDN/<id>/` (every version, pointer and ledger) and the
-/// stagings of its attempts beside it. `CDN/<id>` is first renamed aside (`.<id>.deleting`), so
-/// the whole video disappears at once for new requests, then removed.
+/// stagings of its attempts beside it. `CDN/<id>` is first renamed aside (`.<id>.deleting-…`),
+/// so the whole video disappears at once for new requests, then removed.
 extension StagedDirectoryTarget {
     /// The names beside `CDN/<id>` that belong to the video: stagings and an aside copy being removed.
     func leftoverNames(of id: String) -> [String] {
         let staging = StagedDirectory.stagingPrefix(of: id)
         return ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
-            .filter { $0.hasPrefix(staging) || $0 == Self.deletingName(of: id) }.sorted()
+            .filter { $0.hasPrefix(staging) || $0.hasPrefix(Self.deletingPrefix(of: id)) }.sorted()
     }
 
-    static func deletingName(of id: String) -> String { ".\(id).deleting" }
+    /// Names `CDN/<id>` is renamed to before it is removed (one per pass: a pass cut short
+    /// leaves its own, and a writer may have made `CDN/<id>` again meanwhile).
+    static func deletingPrefix(of id: String) -> String { ".\(id).deleting-" }
 
     public func contents(of id: String) async throws -> [String] {
         var paths: [String] = []
@@ -20,7 +22,7 @@ extension StagedDirectoryTarget {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: base, isDirectory: &isDirectory) else { continue }
             // Paths as the CDN served them: an aside copy's under `<id>/`.
-            let served = name == Self.deletingName(of: id) ? id : name
+            let served = name.hasPrefix(Self.deletingPrefix(of: id)) ? id : name
             guard isDirectory.boolValue else {
                 paths.append(served)
                 continue
@@ -34,7 +36,7 @@ extension StagedDirectoryTarget {
     }
 
     public func remove(_ id: String) async throws {
-        let aside = "\(root)/\(Self.deletingName(of: id))"
+        let aside = "\(root)/\(Self.deletingPrefix(of: id))\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         if rename(directory(id), aside) != 0, errno != ENOENT {
             throw IngestError.cannotWrite(path: directory(id), reason: String(cString: strerror(errno)))
         }

@@ -138,6 +138,7 @@ public struct Spool: Sendable {
         var adopted: [(JobRecord, JobLock)] = []
         for name in names where adopted.count < limit {
             let directory = "\(work)/\(name)"
+            guard !layout.isDeleted(name) else { continue }  // never runs: its deletion removes it
             guard let lock = JobLock(directory: directory) else { continue }  // a live process has it
             if name.hasPrefix(".claim-") {
                 // Died before the claim became visible: nothing was moved in yet.

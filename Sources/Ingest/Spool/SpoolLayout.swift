@@ -35,7 +35,8 @@ public struct SpoolLayout: Sendable {
     /// The directory that holds the original upload, and nothing else.
     public func upload(_ id: String, in state: State = .work) -> String { "\(job(id, in: state))/upload" }
     public var events: String { "\(root)/events.ndjson" }
-    /// Tombstones of deleted videos.
+    /// Tombstones of deleted videos (made by the first deletion: a spool that never had one, or is
+    /// read-only for now, works without it).
     public var deleted: String { "\(root)/deleted" }
     /// Job `id`'s tombstone (``Tombstone``), there once its deletion is recorded.
     public func tombstone(_ id: String) -> String { "\(deleted)/\(id).json" }
@@ -50,7 +51,7 @@ public struct SpoolLayout: Sendable {
 
     /// Creates every directory of the layout (`queued/` only where uploads are handed to a queue).
     public func create() throws {
-        for path in [incoming, deleted] + State.allCases.filter({ $0 != .queued }).map(directory) {
+        for path in [incoming] + State.allCases.filter({ $0 != .queued }).map(directory) {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         }
     }

@@ -11,21 +11,33 @@ extension SpoolStore: DeletionStore {
         var info = stat()
         let places = SpoolLayout.State.allCases.map { layout.job(id, in: $0) } + [layout.uploading(id)]
         guard places.contains(where: { lstat($0, &info) == 0 }) else { return .unknown }
+        guard lstat(layout.job(id, in: .queued), &info) != 0 else {
+            throw DeletionRefused("\(id) was handed to the fleet's job queue (watch --database): delete it with --database, where its job is")
+        }
         try FileManager.default.createDirectory(atPath: layout.deleted, withIntermediateDirectories: true)
         let tombstone = Tombstone(id: id, reason: reason, at: at)
         // Written aside, then linked into place: of two deletes at once, one records and the other finds it.
         let aside = "\(layout.deleted)/.\(id).json.new-\(getpid())"
         try JSONFile.write(tombstone, to: aside)
         defer { unlink(aside) }
-        guard link(aside, layout.tombstone(id)) == 0 else {
-            guard errno == EEXIST, let earlier = try await self.tombstone(id) else {
-                throw IngestError.cannotWrite(path: layout.tombstone(id), reason: String(cString: strerror(errno)))
+        let linked = try await DeletionFence(layout: layout).exclusive { () async throws -> Bool in
+            guard link(aside, layout.tombstone(id)) == 0 else {
+                guard errno == EEXIST else { throw IngestError.cannotWrite(path: layout.tombstone(id), reason: String(cString: strerror(errno))) }
+                return false
             }
-            return .earlier(earlier)
+            try Durability.syncDirectory(layout.deleted)
+            return true
         }
-        try Durability.syncDirectory(layout.deleted)
+        guard linked else { return .earlier(try JSONFile.load(Tombstone.self, from: layout.tombstone(id))) }
         events.append("deleted", id, ["code": reason.code.rawValue, "reason": reason.text, "by": reason.by])
+        withdrawWebhooks(tombstone)
         return .recorded(tombstone)
+    }
+
+    /// The video's webhooks not yet sent go to `dead/`: they would name files that are gone.
+    private func withdrawWebhooks(_ tombstone: Tombstone) {
+        guard FileManager.default.fileExists(atPath: layout.outbox.directory(.pending)) else { return }
+        layout.outbox.withdraw(job: tombstone.id, why: "withdrawn: the video was deleted (\(tombstone.reason.code.rawValue)) before this was delivered")
     }
 
     public func tombstone(_ id: String) async throws -> Tombstone? {
@@ -62,38 +74,48 @@ extension SpoolStore: DeletionStore {
     /// in progress are renamed aside under their lock, then removed.
     public func removeUpload(_ id: String, erase: Bool) async throws {
         let folders = SpoolLayout.State.allCases.map { (layout.job(id, in: $0), $0.rawValue) } + [(layout.uploading(id), "uploading")]
+        try removeAside(id)  // a pass cut short left them
         for (folder, name) in folders where FileManager.default.fileExists(atPath: folder) {
             guard let lock = JobLock(directory: folder) else { throw IngestError.cannotWrite(path: folder, reason: "a process holds it; retried later") }
-            let aside = "\(layout.deleted)/.\(id).\(name)"
+            let aside = Self.aside(layout, id, name)
             guard rename(folder, aside) == 0 else {
                 throw IngestError.cannotWrite(path: folder, reason: String(cString: strerror(errno)))
             }
             lock.release()
             try Durability.syncDirectory((folder as NSString).deletingLastPathComponent)
         }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.deleted)) ?? []
-        where name.hasPrefix(".\(id).") && !name.hasPrefix(".\(id).json") {
-            try FileManager.default.removeItem(atPath: "\(layout.deleted)/\(name)")
+        try removeAside(id)
+        // A folder made meanwhile (an upload's completion or a retry that checked before the
+        // tombstone): not complete yet; the next pass removes it.
+        if let late = folders.first(where: { FileManager.default.fileExists(atPath: $0.0) }) {
+            throw IngestError.cannotWrite(path: late.0, reason: "made while the deletion ran; removed by its next pass")
         }
-        if erase { try eraseRecords(of: id) }
+        if erase {
+            for path in [layout.events, layout.events + ".1"] where FileManager.default.fileExists(atPath: path) {
+                try EventLog(path: path).redact(id: id, keeping: ["time", "event", "id", "code"])
+            }
+        }
     }
 
+    /// Where job `id`'s folder `name` (a state, or `uploading`) is renamed before it is removed.
+    static func aside(_ layout: SpoolLayout, _ id: String, _ name: String) -> String { "\(layout.deleted)/.\(id).aside-\(name)" }
+
+    /// Removes the folders of job `id` renamed aside into `deleted/`.
+    private func removeAside(_ id: String) throws {
+        for name in SpoolLayout.State.allCases.map(\.rawValue) + ["uploading"] where FileManager.default.fileExists(atPath: Self.aside(layout, id, name)) {
+            try FileManager.default.removeItem(atPath: Self.aside(layout, id, name))
+        }
+    }
+
+    /// Erasure: the webhooks delivered or dead for it go too (what they said of the person's files).
     public func completeDeletion(_ tombstone: Tombstone) async throws {
-        let outbox = layout.outbox
-        if FileManager.default.fileExists(atPath: outbox.directory(.pending)) {
-            outbox.withdraw(job: tombstone.id, why: "withdrawn: the video was deleted (\(tombstone.reason.code.rawValue)) before this was delivered")
-            try outbox.record(tombstone.webhook)
+        guard try await self.tombstone(tombstone.id)?.completedAt == nil else { return }  // completed by another pass meanwhile
+        if FileManager.default.fileExists(atPath: layout.outbox.directory(.pending)) {
+            withdrawWebhooks(tombstone)
+            if tombstone.reason.code == .erasure { layout.outbox.forget(job: tombstone.id) }
+            try layout.outbox.record(tombstone.webhook)
         }
         try JSONFile.write(tombstone, to: layout.tombstone(tombstone.id))
         events.append("deletion_completed", tombstone.id, ["purged": tombstone.purge.count, "code": tombstone.reason.code.rawValue])
-    }
-
-    /// Erasure: the event log keeps of the job's lines only when and what (its names, paths and
-    /// messages go), and the webhooks delivered or dead for it go.
-    private func eraseRecords(of id: String) throws {
-        for path in [layout.events, layout.events + ".1"] where FileManager.default.fileExists(atPath: path) {
-            try EventLog(path: path).redact(id: id, keeping: ["time", "event", "id", "code"])
-        }
-        layout.outbox.forget(job: id)
     }
 }

@@ -6,6 +6,11 @@ import Foundation
 /// the worker may try again (or abandon it).
 extension SpoolStore {
     public func finish(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput, target: any OutputTarget) async throws -> Bool {
+        try await DeletionFence(layout: layout).shared { try await finishFenced(job, end, output: output, target: target) }
+    }
+
+    /// ``finish(_:_:output:target:)`` once no deletion can record its tombstone meanwhile.
+    private func finishFenced(_ job: ClaimedJob, _ end: JobEnd, output: AttemptOutput, target: any OutputTarget) async throws -> Bool {
         guard var record = try holds(job) else { return false }
         let filed = filed(end, id: job.id)
         try? FileManager.default.removeItem(atPath: Self.playableRecord(layout, job.id))  // whatever the end, no longer growing

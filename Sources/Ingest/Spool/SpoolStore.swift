@@ -87,6 +87,11 @@ public final class SpoolStore: JobStore {
     /// latest; the event (`playable`, with `playableAfterSeconds` from the upload's arrival) and
     /// the `upload.playable` webhook follow.
     public func playable(_ job: ClaimedJob, output: AttemptOutput, target: any OutputTarget, _ report: JobPlayable) async throws -> Bool {
+        try await DeletionFence(layout: layout).shared { try await show(job, output: output, target: target, report) }
+    }
+
+    /// ``playable(_:output:target:_:)`` once no deletion can record its tombstone meanwhile.
+    private func show(_ job: ClaimedJob, output: AttemptOutput, target: any OutputTarget, _ report: JobPlayable) async throws -> Bool {
         guard let record = try holds(job), try await target.show(output) else { return false }
         let after = report.at.timeIntervalSince(record.receivedAt)
         let shown = target.place(output)

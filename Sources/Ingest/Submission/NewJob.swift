@@ -11,11 +11,15 @@ public struct NewJob: Sendable, Equatable {
     public var uploadID: String?
     /// The preset as canonical JSON.
     public var preset: String
+    /// Whether the input is ingestd's own (what `serve` received, a spool's `queued/` entry): a
+    /// deletion removes it. A path given to `submit` is the operator's, and stays.
+    public var ownsInput: Bool
 
-    public init(id: String, input: TranscodeJob.Input, uploadID: String? = nil, preset: String) {
+    public init(id: String, input: TranscodeJob.Input, uploadID: String? = nil, preset: String, ownsInput: Bool = false) {
         self.id = id
         self.input = input
         self.uploadID = uploadID
         self.preset = preset
+        self.ownsInput = ownsInput
     }
 }

@@ -40,11 +40,13 @@ public struct Submitter: Sendable {
     }
 
     /// The job for `input`: `id` as given or minted from `name` (``JobID/make(for:)``); the
-    /// upload's own id as given or, for a local upload directory, read from its `upload.json`.
-    public func job(_ input: TranscodeJob.Input, id: String? = nil, name: String = "upload", uploadID: String? = nil) -> NewJob {
+    /// upload's own id as given or, for a local upload directory, read from its `upload.json`;
+    /// `owned`: the input is ingestd's own (``NewJob/ownsInput``).
+    public func job(_ input: TranscodeJob.Input, id: String? = nil, name: String = "upload", uploadID: String? = nil,
+                    owned: Bool = false) -> NewJob {
         let local = !RemotePath.isRemote(input.description)
         return NewJob(id: id ?? JobID.make(for: name), input: input, uploadID: uploadID ?? (local ? Upload.declaredID(of: input) : nil),
-                      preset: presetJSON)
+                      preset: presetJSON, ownsInput: owned)
     }
 
     /// Queues `jobs` in `store`, all or none where the store can; queueing an id again changes

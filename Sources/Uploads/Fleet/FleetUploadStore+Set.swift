@@ -10,7 +10,7 @@ extension FleetUploadStore {
     /// next try queues again, which the queue keeps as the one job. Returns whether it is queued.
     func enqueueSet(_ id: String, files: Int) async throws -> Bool {
         let (jobs, submitter) = (jobs, submitter)
-        let job = submitter.job(.path(root.appending("\(id)/").description), id: id)
+        let job = submitter.job(.path(root.appending("\(id)/").description), id: id, owned: true)
         return try await rows.whileLocked(id) { set in
             if set.contains(where: \.enqueued) { return true }
             guard set.count == files, set.allSatisfy({ $0.completed && !$0.terminated }) else { return false }

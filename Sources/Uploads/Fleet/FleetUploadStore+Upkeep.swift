@@ -12,8 +12,8 @@ extension FleetUploadStore {
             // all (its completion kept failing until its token ran out), never discarded.
             if !row.enqueued, !row.terminated, row.offset == row.length, (try? await finish(row)) == true { row.enqueued = true }
             // Not a job: its bytes go, the object too unless a job names it after all (a host
-            // killed between queueing and recording it).
-            if !row.enqueued { await discard(row, object: try await jobs.job(row.id) == nil) }
+            // killed between queueing and recording it) and was not deleted.
+            if !row.enqueued { await discard(row, object: try await jobs.job(row.id).map { $0.state == .deleted } ?? true) }
             if try await rows.delete(row.id, part: row.part), !row.enqueued, !row.terminated { expired.insert(row.id) }
         }
         for row in due.unqueued {

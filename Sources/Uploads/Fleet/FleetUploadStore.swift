@@ -56,7 +56,10 @@ struct FleetUploadStore: UploadStore {
     }
 
     func find(_ id: String, part: Int) async throws -> PartialUpload? {
-        guard let row = try await rows.read(id, part: part), !row.terminated else { return nil }
+        guard let row = try await rows.read(id, part: part), !row.terminated else {
+            if try await jobs.job(id)?.state == .deleted { throw TusRefusal(.gone, "deleted", "job \(id) was deleted; send nothing more") }
+            return nil
+        }
         if row.offset == row.length, !row.enqueued {
             do { _ = try await finish(row) } catch { logger.warning("cannot finish a complete upload yet", metadata: ["id": "\(id)", "error": "\(error)"]) }
         }
@@ -108,7 +111,7 @@ struct FleetUploadStore: UploadStore {
             try await rows.markCompleted(row.id, part: row.part)
         }
         if row.files > 1 { return try await enqueueSet(row.id, files: row.files) }
-        try await submitter.submit([submitter.job(.path(object.description), id: row.id)], to: jobs)
+        try await submitter.submit([submitter.job(.path(object.description), id: row.id, owned: true)], to: jobs)
         try await rows.markEnqueued(row.id)
         await deleteTails(row)
         return true
