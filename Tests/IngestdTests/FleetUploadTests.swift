@@ -187,6 +187,21 @@ struct FleetUploadTests {
         let poster = try #require(report["poster_url"] as? String, "\(report)")
         let posterKey = "cdn" + poster.dropFirst("https://cdn.example.com".count)
         #expect(try S3Check.run(fleet.s3, ["head", fleet.s3.bucket, posterKey]) is [String: Any], "the poster is there: \(posterKey)")
+
+        // Deleted with erasure: serve's original in the uploads bucket goes with the video (#65),
+        // its status says so, and the id is never used again.
+        let before = try #require(try S3Check.run(fleet.s3, ["list", fleet.s3.bucket, "uploads/"]) as? [String])
+        #expect(before.contains { $0.contains("fleet-pub") }, "\(before)")
+        let erased = try Tool.run(Paths.binary, ["delete", "--database", fleet.database.url, "--cdn", "s3://media/cdn", "--s3-endpoint", fleet.s3.endpoint,
+                                                 "--reason-code", "erasure", "--reason", "the person asked", "--json", "fleet-pub"],
+                                  environment: fleet.s3.environment)
+        #expect(erased.status == 0 && erased.stdout.contains("\"deleted\""), "\(erased.stdout) \(erased.stderr)")
+        let after = try #require(try S3Check.run(fleet.s3, ["list", fleet.s3.bucket, ""]) as? [String])
+        #expect(!after.contains { $0.contains("fleet-pub") }, "no object of the video or its original is left: \(after.filter { $0.contains("fleet-pub") })")
+        #expect(try HTTP.request("GET", link.status).body.contains("\"state\":\"deleted\""))
+        #expect(try fleet.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = 'fleet-pub' AND data <> '{}'::jsonb "
+                              + "AND event NOT IN ('deleted', 'deletion_completed')") == "0", "erased")
+        #expect(try HTTP.create(try host.link("fleet-pub").upload, length: size).status == 410, "a deleted id is never used again")
         _ = worker
 
         // Terminated: the multipart upload and tail go; the token stays used.

@@ -39,6 +39,9 @@ struct FleetUploadStore: UploadStore {
             try UploadSetRule.nextName(files: token.files, terminated: made.contains(where: \.terminated), made: made.map { ($0.name, $0.length) },
                                        length: length, limit: limit, metadata: metadata)
         }
+        if try await jobs.job(token.id)?.state == .deleted {
+            throw TusRefusal(.gone, "deleted", "job \(token.id) was deleted; a deleted id is never used again")
+        }
         let name = try rule(try await rows.set(token.id))
         let object = root.appending("\(token.id)/\(name)")
         let multipart = try await s3.createMultipartUpload(object, contentType: "application/octet-stream")
