@@ -30,17 +30,23 @@ extension KeyedDecodingContainer {
     }
 }
 
-/// The query of a page: the list's filter, and the notice a retry's redirect left.
+/// The query of a page: the list's filter, and the notice a retry's or a deletion's redirect left.
 struct PageQuery: Decodable {
     var filter: ConsoleFilter
-    /// `?retried=N&skipped=M`: "Retried N jobs; M skipped …".
+    /// `?retried=N&skipped=M`: "Retried N jobs; M skipped …"; `?deleted=N&skipped=M`: "Deleted …".
     var notice: String?
 
-    enum CodingKeys: String, CodingKey { case retried, skipped }
+    enum CodingKeys: String, CodingKey { case retried, skipped, deleted }
 
     init(from decoder: any Decoder) throws {
         filter = try ConsoleFilter(from: decoder)
         let fields = try decoder.container(keyedBy: CodingKeys.self)
+        if let deleted = try fields.text(.deleted).flatMap({ Int($0) }) {
+            let skipped = try fields.text(.skipped).flatMap { Int($0) } ?? 0
+            notice = "Deleted \(deleted) video\(deleted == 1 ? "" : "s"): fenced now, removed within a minute by the daemon or worker that owns the store"
+                + (skipped > 0 ? "; \(skipped) skipped (deleted before, or no such job)." : ".")
+            return
+        }
         guard let retried = try fields.text(.retried).flatMap({ Int($0) }) else { return }
         let skipped = try fields.text(.skipped).flatMap { Int($0) } ?? 0
         notice = "Retried \(retried) job\(retried == 1 ? "" : "s")" + (skipped > 0 ? "; \(skipped) skipped (no longer failed or rejected)." : ".")

@@ -136,6 +136,14 @@ struct ConsolePages: Sendable {
         if canRetry, job.state == .failed || job.state == .rejected {
             values["retry"] = ["rejected": job.state == .rejected ? "1" : ""]
         }
+        if canRetry, job.state != .deleted {
+            values["delete"] = ["codes": DeletionCode.allCases.map { ["code": $0.rawValue] }]
+        }
+        if let deletion = job.deletion {
+            values["deletion"] = ["at": Self.time(deletion.at), "code": deletion.reason.code.rawValue, "text": deletion.reason.text,
+                                  "by": deletion.reason.by, "state": deletion.completedAt == nil ? "being completed" : "complete",
+                                  "purged": deletion.purge.count]
+        }
         if let manifest = job.manifest {
             values["limits"] = ["rows": limits(manifest)]
             values["ladder"] = ["renditions": manifest.renditions.map { rung in

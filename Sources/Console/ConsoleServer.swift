@@ -52,6 +52,7 @@ public enum ConsoleServer {
         ConsoleEventRoutes(snapshot: snapshot, pages: pages).addRoutes(to: signedIn)
         let writes = signedIn.group().add(middleware: ConsoleWriteCheck(logger: logger))
         ConsoleRetryRoutes(store: store, snapshot: snapshot, retryCap: configuration.retryCap, logger: logger).addRoutes(to: writes)
+        ConsoleDeleteRoutes(store: store, snapshot: snapshot, logger: logger).addRoutes(to: writes)
         router.get("/console/assets/console.js") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: ConsoleAssets.script)))
         }

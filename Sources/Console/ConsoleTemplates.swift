@@ -78,6 +78,13 @@ enum ConsoleTemplates {
         {{#retry}}<form method="post" action="/console/jobs/retry"><input type="hidden" name="id" value="{{id}}">
         <input type="hidden" name="rejected" value="{{rejected}}"><input type="hidden" name="back" value="/console/jobs/{{id}}">
         <button>Retry this job</button></form>{{/retry}}
+        {{#deletion}}<h2>Deleted</h2><dl><dt>when</dt><dd>{{at}}</dd><dt>why</dt><dd><code>{{code}}</code> {{text}}</dd>
+        <dt>by</dt><dd>{{by}}</dd><dt>removal</dt><dd>{{state}}; {{purged}} CDN paths to purge</dd></dl>{{/deletion}}
+        {{#delete}}<form method="post" action="/console/jobs/delete" class="delete"><input type="hidden" name="id" value="{{id}}">
+        <input type="hidden" name="back" value="/console/jobs/{{id}}">
+        <label>Code <select name="code">{{#codes}}<option>{{code}}</option>{{/codes}}</select></label>
+        <label>Reason <input name="reason" required maxlength="1000" placeholder="why it is taken down"></label>
+        <button>Delete this video</button></form>{{/delete}}
         {{#limits}}<h2>Against the limits</h2><table><thead><tr><th></th><th>source</th><th>limit</th></tr></thead><tbody>
         {{#rows}}<tr><td>{{name}}</td><td>{{value}}</td><td>{{limit}}</td></tr>{{/rows}}</tbody></table>{{/limits}}
         {{#ladder}}<h2>Ladder</h2><table><thead><tr><th>rung</th><th>size</th><th>average bitrate</th><th>bytes (from it)</th><th>segments</th><th>codec</th></tr></thead><tbody>

@@ -82,6 +82,20 @@ extension JobQueue {
         }
     }
 
+    /// The latest `limit` tombstones, latest first.
+    public func tombstones(limit: Int) async throws -> [Tombstone] {
+        try await client.withConnection(within: timeout) { [logger] connection in
+            var found: [Tombstone] = []
+            for try await text in try await connection.query("""
+
+                SELECT tombstone::text FROM ingestd_deletions ORDER BY tombstone->>'at' DESC, id DESC LIMIT \(limit)
+                """, logger: logger).decode(String.self) {
+                found.append(try JSONDecoder.ingestd.decode(Tombstone.self, from: Data(text.utf8)))
+            }
+            return found
+        }
+    }
+
     /// Tombstones by reason code.
     public func deletionCounts() async throws -> [DeletionCode: Int] {
         try await client.withConnection(within: timeout) { [logger] connection in

@@ -12,6 +12,8 @@ extension PostgresStore: DeletionStore {
 
     public func pendingDeletions() async throws -> [Tombstone] { try await described { try await queue.pendingDeletions() } }
 
+    public func tombstones(limit: Int) async throws -> [Tombstone] { try await described { try await queue.tombstones(limit: limit) } }
+
     public func deletionCounts() async throws -> [DeletionCode: Int] { try await described { try await queue.deletionCounts() } }
 
     public func stillWriting(_ id: String) async throws -> String? {

@@ -6,11 +6,12 @@ openapi: 3.1.0
 info:
   title: ingestd uploads
   version: 1.0.0
-  summary: Resumable uploads (tus 1.0) from the app's phones, and the status of each upload's job.
+  summary: Resumable uploads (tus 1.0) from the app's phones, the status of each upload's job, and its deletion.
   description: |
     The app's backend signs the URLs (`ingestd upload-url`, or `UploadLink` in Swift) with the
     upload secret: `upload_url` is a tus creation URL a stock tus client POSTs to, `status_url`
-    the job's status. Every request carries its token in `?token=`. See docs/UPLOADS.md.
+    the job's status; `delete_url` (`upload-url --delete`, `DeletionLink`) takes the video down.
+    Every request carries its token in `?token=`. See docs/UPLOADS.md.
   license:
     name: GPL-3.0-or-later
 paths:
@@ -106,6 +107,39 @@ paths:
             application/json: {schema: {$ref: "#/components/schemas/JobStatus"}}
         "401": {$ref: "#/components/responses/Refused"}
         "404": {$ref: "#/components/responses/Refused"}
+    delete:
+      summary: Delete the job's video (its owner deleted it in the app)
+      description: |
+        Records the tombstone and fences the job at once; the daemon (`watch`) or the fleet's
+        workers that own the store remove the video at their next upkeep (every quarter lease,
+        15 s by default) and send `upload.deleted`. See docs/DELETION.md.
+      parameters:
+        - {name: id, in: path, required: true, schema: {$ref: "#/components/schemas/JobID"}}
+        - {name: token, in: query, required: true, schema: {type: string}, description: "the delete token from delete_url (scope `delete`, this id)"}
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                code: {$ref: "#/components/schemas/DeletionCode"}
+                reason: {type: string, minLength: 1, maxLength: 1000, default: "deleted by its owner in the app", description: "the words the tombstone keeps"}
+      responses:
+        "200":
+          description: Deleted before (`already_deleted`); the first tombstone, unchanged.
+          content:
+            application/json: {schema: {$ref: "#/components/schemas/DeletionOutcome"}}
+        "202":
+          description: Recorded and fenced (`pending`); the owner's upkeep completes it.
+          content:
+            application/json: {schema: {$ref: "#/components/schemas/DeletionOutcome"}}
+        "400": {description: "The body is not the JSON above (at most 8 KiB), or the reason is empty, over 1000 characters or holds NUL (`bad_reason`).", $ref: "#/components/responses/Refused"}
+        "401": {description: "The token is missing, malformed, forged or expired.", $ref: "#/components/responses/Refused"}
+        "403": {description: "A genuine token for another video, or of another scope (an upload or status token).", $ref: "#/components/responses/Refused"}
+        "404": {description: "No upload or job has this id; nothing recorded.", $ref: "#/components/responses/Refused"}
+        "409": {description: "`not_owned`: this server's store does not own the job (a spool's job handed to the fleet's queue).", $ref: "#/components/responses/Refused"}
+        "503": {description: "The store failed; nothing was recorded, try again.", $ref: "#/components/responses/Refused"}
   /openapi.yaml:
     get:
       summary: This document
@@ -154,6 +188,33 @@ components:
         master_url: {type: string, description: "completed, or processing and playable: the HLS master playlist"}
         poster_url: {type: string, description: "completed: the largest poster"}
         mp4_url: {type: string, description: "completed: the compressed 1080p30 MP4"}
+    DeletionCode:
+      type: string
+      enum: [owner, notice, moderation, erasure, other]
+      default: owner
+    DeletionOutcome:
+      type: object
+      required: [id, result, message]
+      properties:
+        id: {$ref: "#/components/schemas/JobID"}
+        result: {type: string, enum: [pending, already_deleted]}
+        message: {type: string}
+        tombstone:
+          type: object
+          required: [id, at, reason, purge]
+          properties:
+            id: {$ref: "#/components/schemas/JobID"}
+            at: {type: string, format: date-time, description: "when the deletion was recorded"}
+            reason:
+              type: object
+              required: [code, text, by]
+              properties:
+                code: {$ref: "#/components/schemas/DeletionCode"}
+                text: {type: string}
+                by: {type: string, description: "who asked: `api` here; `cli:<user>@<host>` or `console:<name>` from the other doors"}
+            purge: {type: array, items: {type: string}, description: "the CDN paths removed, relative to its root (filled as the deletion proceeds)"}
+            completedAt: {type: string, format: date-time, description: "when nothing of the video was left; absent while under way"}
+            erasureIncomplete: {type: string, description: "code `erasure` only: what could not be erased (a versioned bucket's old versions)"}
 
 """#
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Ingest
 import NIOPosix
 
 /// Single host (`serve --spool`): uploads beside the spool (``UploadDirectory``), each finished
@@ -29,6 +30,8 @@ struct SpoolUploadStore: UploadStore {
     func status(_ id: String) async throws -> JobStatusReport? {
         JobStatusReport.read(id: id, uploads: directory, publicURL: publicURL)
     }
+
+    var deletions: any DeletionStore { SpoolStore(layout: directory.layout) }
 
     func upkeep() async throws -> [String] {
         let expired = directory.sweep()

@@ -29,16 +29,43 @@ public struct UploadLink: Sendable, Codable, Equatable {
         guard (1...limits.maxBytes).contains(maxBytes) else { throw .badLimit(maxBytes, ceiling: limits.maxBytes) }
         guard (1...maxFiles).contains(files) else { throw .badFiles(files, ceiling: maxFiles) }
         guard expiresIn > 0, expiresIn <= 7 * 24 * 3600 else { throw .badExpiry(expiresIn) }
-        var base = server
-        while base.hasSuffix("/") { base.removeLast() }
-        guard let url = URL(string: base), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
-              url.query == nil else { throw .badServer(server) }
+        let base = try Self.base(server)
         let expires = Int64(now.timeIntervalSince1970 + expiresIn)
         let upload = UploadToken(scope: .upload, id: id, maxBytes: maxBytes, files: files, expires: expires).encoded(secret: secret)
         let status = UploadToken(scope: .status, id: id, maxBytes: maxBytes, files: files, expires: expires + Int64(Self.statusLifetime))
             .encoded(secret: secret)
         uploadURL = "\(base)/v1/uploads?token=\(upload)"
         statusURL = "\(base)/v1/jobs/\(id)?token=\(status)"
+        expiresAt = Date(timeIntervalSince1970: TimeInterval(expires))
+    }
+
+    /// `server` without its trailing slashes, checked: an http(s) URL with a host and no query.
+    static func base(_ server: String) throws(UploadLinkError) -> String {
+        var base = server
+        while base.hasSuffix("/") { base.removeLast() }
+        guard let url = URL(string: base), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil,
+              url.query == nil else { throw .badServer(server) }
+        return base
+    }
+}
+
+/// The URL the app's backend sends `DELETE` to, to take one video down (`upload-url --delete`).
+public struct DeletionLink: Sendable, Codable, Equatable {
+    public var deleteURL: String
+    public var expiresAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case deleteURL = "delete_url", expiresAt = "expires_at"
+    }
+
+    /// Signs the deletion of job `id` on `server`, valid `expiresIn` seconds (at most 7 days).
+    public init(id: String, server: String, secret: [UInt8], expiresIn: TimeInterval = 3600, now: Date = Date()) throws(UploadLinkError) {
+        guard UploadToken.isValidID(id) else { throw .badID(id) }
+        guard expiresIn > 0, expiresIn <= 7 * 24 * 3600 else { throw .badExpiry(expiresIn) }
+        let base = try UploadLink.base(server)
+        let expires = Int64(now.timeIntervalSince1970 + expiresIn)
+        let token = UploadToken(scope: .delete, id: id, maxBytes: 1, expires: expires).encoded(secret: secret)
+        deleteURL = "\(base)/v1/jobs/\(id)?token=\(token)"
         expiresAt = Date(timeIntervalSince1970: TimeInterval(expires))
     }
 }

@@ -81,6 +81,7 @@ public enum UploadServer {
             .delete(":id/:part") { request, context in try await tus.delete(request, context: context, id: context.pathID, part: context.pathPart) }
         router.group("/v1/jobs").add(middleware: refusals).add(middleware: credential)
             .get(":id") { _, context in try await tus.status(context: context, id: context.pathID) }
+            .delete(":id") { request, context in try await JobDeletionRoute(handler: tus).delete(request, context: context, id: context.pathID) }
         router.get("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }

@@ -1,3 +1,4 @@
+import Ingest
 import NIOCore
 
 /// Where `ingestd serve` keeps uploads: the spool on one host (``SpoolUploadStore``), or
@@ -21,6 +22,10 @@ protocol UploadStore: Sendable {
 
     /// What `GET /v1/jobs/{id}` answers; nil for an id with neither upload nor job.
     func status(_ id: String) async throws -> JobStatusReport?
+
+    /// Where `DELETE /v1/jobs/{id}` records a deletion (``VideoDeletion/record(_:reason:in:)``):
+    /// the store whose daemon or workers complete it.
+    var deletions: any DeletionStore { get }
 
     /// Removes uploads whose token expired and hands on complete ones not yet jobs; returns the
     /// ids of unfinished uploads removed (``UploadUpkeep`` calls it every minute).

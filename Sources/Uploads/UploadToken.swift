@@ -3,13 +3,14 @@ import Foundation
 
 /// What the app's backend hands a phone: permission to upload job `id` as `files` files (one
 /// video, or clips + sound track + `upload.json`), at most `maxBytes` in all, until `expires`
-/// (scope `upload`), or to read that job's status (scope `status`).
+/// (scope `upload`), to read that job's status (scope `status`), or to delete its video (scope
+/// `delete`, the app's backend's own).
 ///
 /// Written `v1.<scope>.<id>.<maxBytes>.<files>.<expires>.<mac>`: the MAC is HMAC-SHA256 under the
 /// upload secret over everything before it, base64url without padding, so the token travels in a
 /// URL as is.
 public struct UploadToken: Sendable, Equatable {
-    public enum Scope: String, Sendable { case upload, status }
+    public enum Scope: String, Sendable { case upload, status, delete }
 
     public var scope: Scope
     /// The job's id: 1 to 64 of `A–Z a–z 0–9 _ -`, not starting with `-`.

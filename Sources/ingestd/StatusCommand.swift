@@ -17,6 +17,10 @@ struct StatusCommand: AsyncParsableCommand {
         With --database (or INGESTD_DATABASE_URL), reads the PostgreSQL job queue: counts by \
         state (queued, running, published, rejected, failed) and the most recently changed jobs.
           ingestd status --database postgres://ingestd@db/ingestd --json | jq .counts
+        With --deleted, the audit trail: the latest deletions (--limit), each with its id, when, \
+        reason code and words, who asked (cli:<user>@<host>, console:<token name>, api) and \
+        whether it completed.
+          ingestd status --spool /var/spool/ingestd --deleted --json
         With --job ID, one job as its store answers for it (both stores the same way: state, \
         attempts, progress, reason; with --database also the published output); exit 66 when \
         the store has no such job.
@@ -29,11 +33,14 @@ struct StatusCommand: AsyncParsableCommand {
 
     @OptionGroup var databaseOption: DatabaseOption
 
-    @Option(help: "With --database: how many jobs to list (most recently changed first).")
+    @Option(help: "With --database: how many jobs to list (most recently changed first); with --deleted, how many deletions.")
     var limit: Int = 1000
 
     @Option(help: ArgumentHelp("One job: what its store says of it.", valueName: "id"))
     var job: String?
+
+    @Flag(help: "List deleted videos (tombstones), latest first, instead.")
+    var deleted = false
 
     @Flag(help: "Print the status as JSON.")
     var json = false
@@ -51,6 +58,7 @@ struct StatusCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.inputMissing.rawValue)
         }
         if let job { return try await jobStatus(job) }
+        if deleted { return try await deletedStatus() }
         guard let spool else { return try await queueStatus() }
         let status = SpoolStatus(layout: SpoolLayout(root: spool))
         if json {
@@ -82,7 +90,7 @@ struct StatusCommand: AsyncParsableCommand {
             let logger = Log.make(label: "ingestd.status")
             do {
                 found = try await database.withClient(logger: logger) { client in
-                    try await JobQueue(client: client, logger: logger, timeout: database.callTimeout).job(id)
+                    try await PostgresStore.producer(JobQueue(client: client, logger: logger, timeout: database.callTimeout)).job(id)
                 }
             } catch {
                 throw Report.fail(QueueUnavailable(database: database, error: error), json: json)
@@ -95,6 +103,34 @@ struct StatusCommand: AsyncParsableCommand {
         }
         print("\(found.id)  \(found.state.rawValue)  attempts \(found.attempts)" + (found.progress.map { "  \($0)%" } ?? "")
               + (found.output.map { "  \($0)" } ?? "") + (found.reason.map { "  \($0.code): \($0.message)" } ?? ""))
+    }
+
+    /// `--deleted`: the tombstones, latest first, from either store.
+    private func deletedStatus() async throws {
+        let tombstones: [Tombstone]
+        if let spool {
+            tombstones = try await SpoolStore(layout: SpoolLayout(root: spool)).tombstones(limit: limit)
+        } else {
+            let database = try databaseOption.resolve()
+            let logger = Log.make(label: "ingestd.status")
+            let limit = limit
+            do {
+                tombstones = try await database.withClient(logger: logger) { client in
+                    try await PostgresStore.producer(JobQueue(client: client, logger: logger, timeout: database.callTimeout)).tombstones(limit: limit)
+                }
+            } catch {
+                throw Report.fail(QueueUnavailable(database: database, error: error), json: json)
+            }
+        }
+        if json {
+            print(String(decoding: try JSONEncoder.ingestd.encode(["deleted": tombstones]), as: UTF8.self))
+            return
+        }
+        print("deleted: \(tombstones.count)\(tombstones.count == limit ? " (the latest; --limit for more)" : "")")
+        for tombstone in tombstones {
+            print("  \(ISO8601DateFormatter().string(from: tombstone.at))  \(tombstone.id)  \(tombstone.reason.code.rawValue)  by \(tombstone.reason.by)"
+                  + (tombstone.completedAt == nil ? "  (completing)" : "") + "  \(tombstone.reason.text)")
+        }
     }
 
     private func queueStatus() async throws {

@@ -17,14 +17,22 @@ struct UploadURLCommand: ParsableCommand {
         same URL, each named by its tus filename; the job starts when all N are complete. The status URL \
         stays valid 7 days past the upload's expiry. Nothing is sent anywhere: the backend can \
         call this (or UploadLink in Swift) for every upload it allows.
+        With --delete ID instead of --id: the URL the backend sends DELETE to when the video's \
+        owner deletes it (a token for that video and for deletion; body, optional: \
+        {"code": "owner", "reason": "…"}). serve records the deletion and answers 202 with the \
+        tombstone; the daemon or worker that owns the store completes it (docs/DELETION.md).
 
         Examples:
           ingestd upload-url --id abc123 --server https://uploads.example.com --upload-secret-file /etc/ingestd/upload.secret
           ingestd upload-url --id abc123 --server http://127.0.0.1:8080 --upload-secret-file upload.secret --max-bytes 10000000 --expires 1h --json
+          ingestd upload-url --delete abc123 --server https://uploads.example.com --upload-secret-file /etc/ingestd/upload.secret --expires 10m
         """)
 
     @Option(help: ArgumentHelp("The job's id: 1 to 64 of A-Z a-z 0-9 _ -.", valueName: "id"))
-    var id: String
+    var id: String?
+
+    @Option(name: .customLong("delete"), help: ArgumentHelp("Sign the deletion of this job's video instead: its DELETE URL.", valueName: "id"))
+    var deleteID: String?
 
     @Option(help: ArgumentHelp("The public URL of `ingestd serve` as phones reach it.", valueName: "url"))
     var server: String
@@ -46,11 +54,17 @@ struct UploadURLCommand: ParsableCommand {
     @Flag(help: "Print {\"upload_url\", \"status_url\", \"expires_at\"} as JSON.")
     var json = false
 
+    func validate() throws {
+        guard (id == nil) != (deleteID == nil) else { throw ValidationError("give --id ID (an upload) or --delete ID (a deletion), one of them") }
+    }
+
     func run() throws {
         guard let seconds = Self.seconds(expires) else {
             throw ValidationError("--expires \(expires): a number with s, m, h or d (such as 30m or 24h)")
         }
         let key = try secret.key()
+        if let deleteID { return try printDeletion(deleteID, key: key, seconds: seconds) }
+        let id = id ?? ""
         let limits = try Report.catching { try presetOption.load().limits }
         let link: UploadLink
         do {
@@ -65,6 +79,23 @@ struct UploadURLCommand: ParsableCommand {
             print(String(decoding: try encoder.encode(link), as: UTF8.self))
         } else {
             print("upload: \(link.uploadURL)\nstatus: \(link.statusURL)\nexpires: \(ISO8601DateFormatter().string(from: link.expiresAt))")
+        }
+    }
+
+    private func printDeletion(_ id: String, key: [UInt8], seconds: TimeInterval) throws {
+        let link: DeletionLink
+        do {
+            link = try DeletionLink(id: id, server: server, secret: key, expiresIn: seconds)
+        } catch {
+            throw ValidationError(error.description.replacingOccurrences(of: "--id", with: "--delete"))
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            print(String(decoding: try encoder.encode(link), as: UTF8.self))
+        } else {
+            print("delete: \(link.deleteURL)\nexpires: \(ISO8601DateFormatter().string(from: link.expiresAt))")
         }
     }
 

@@ -9,6 +9,8 @@ public protocol DeletionStore: Sendable {
     func recordDeletion(_ id: String, reason: DeletionReason, at: Date) async throws -> RecordedDeletion
     /// The tombstone of `id`, if it was deleted.
     func tombstone(_ id: String) async throws -> Tombstone?
+    /// The latest `limit` tombstones, latest first (`status --deleted`: the audit trail).
+    func tombstones(limit: Int) async throws -> [Tombstone]
     /// Tombstones by reason code (the `ingestd_videos_deleted` metric).
     func deletionCounts() async throws -> [DeletionCode: Int]
     /// Deletions recorded and not completed (cut short, or waiting for an attempt to stop).

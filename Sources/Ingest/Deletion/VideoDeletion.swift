@@ -30,22 +30,9 @@ public struct VideoDeletion: Sendable {
     }
 
     private func delete(_ id: String, reason: DeletionReason, wait: Duration) async -> DeletionOutcome {
+        let recorded = await Self.record(id, reason: reason, in: store)
+        guard recorded.result == .pending, var tombstone = recorded.tombstone else { return recorded }
         do {
-            try DeletionReason.check(id: id)
-        } catch {
-            return DeletionOutcome(id: id, result: .refused, message: "\(error)")
-        }
-        do {
-            var tombstone: Tombstone
-            switch try await store.recordDeletion(id, reason: reason, at: Date()) {
-            case .unknown:
-                return DeletionOutcome(id: id, result: .unknown, message: "no such job: nothing recorded or removed")
-            case .earlier(let first) where first.completedAt != nil:
-                return DeletionOutcome(id: id, result: .alreadyDeleted, message: "deleted before; its first reason stands", tombstone: first)
-            case .earlier(let first): tombstone = first  // cut short: finished now, under its first reason
-            case .recorded(let recorded): tombstone = recorded
-            }
-            DeletionStep.recorded.reached()
             let deadline = ContinuousClock.now + wait
             while true {
                 let outcome = try await finish(tombstone)
@@ -53,10 +40,36 @@ public struct VideoDeletion: Sendable {
                 tombstone = outcome.tombstone ?? tombstone  // with what it took out of view
                 try await SteadyTimer.sleep(for: .milliseconds(250))
             }
+        } catch {
+            return DeletionOutcome(id: id, result: .failed, message: "\(error) (what is recorded stands; run the delete again)")
+        }
+    }
+
+    /// The deletion's first step alone: checks `id`, records the tombstone and the fence, and
+    /// answers at once (`pending`, with the tombstone). What a door that does not reach the CDN
+    /// calls (the app's API, the console): the daemon or worker that owns the store completes it
+    /// at its next upkeep (``finishPending()``). A deletion cut short before is `pending` under
+    /// its first tombstone; a completed one is `already_deleted`.
+    public static func record(_ id: String, reason: DeletionReason, in store: any DeletionStore) async -> DeletionOutcome {
+        do {
+            try DeletionReason.check(id: id)
+            switch try await store.recordDeletion(id, reason: reason, at: Date()) {
+            case .unknown:
+                return DeletionOutcome(id: id, result: .unknown, message: "no such job: nothing recorded or removed")
+            case .earlier(let first) where first.completedAt != nil:
+                return DeletionOutcome(id: id, result: .alreadyDeleted, message: "deleted before; its first reason stands", tombstone: first)
+            case .earlier(let first):
+                return DeletionOutcome(id: id, result: .pending, message: "recorded before and cut short; finished under its first reason",
+                                       tombstone: first)
+            case .recorded(let tombstone):
+                DeletionStep.recorded.reached()
+                return DeletionOutcome(id: id, result: .pending, message: "recorded and fenced; the daemon or worker that owns the store completes it",
+                                       tombstone: tombstone)
+            }
         } catch let refused as DeletionRefused {
             return DeletionOutcome(id: id, result: .refused, message: refused.description)
         } catch {
-            return DeletionOutcome(id: id, result: .failed, message: "\(error) (what is recorded stands; run the delete again)")
+            return DeletionOutcome(id: id, result: .failed, message: "\(error) (nothing was removed; try again)")
         }
     }
 

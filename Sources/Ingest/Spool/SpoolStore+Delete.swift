@@ -45,13 +45,17 @@ extension SpoolStore: DeletionStore {
         return try JSONFile.load(Tombstone.self, from: layout.tombstone(id))
     }
 
-    public func pendingDeletions() async throws -> [Tombstone] { tombstones().filter { $0.completedAt == nil } }
+    public func pendingDeletions() async throws -> [Tombstone] { allTombstones().filter { $0.completedAt == nil } }
 
-    public func deletionCounts() async throws -> [DeletionCode: Int] {
-        tombstones().reduce(into: [:]) { $0[$1.reason.code, default: 0] += 1 }
+    public func tombstones(limit: Int) async throws -> [Tombstone] {
+        Array(allTombstones().sorted { ($0.at, $0.id) > ($1.at, $1.id) }.prefix(limit))
     }
 
-    private func tombstones() -> [Tombstone] {
+    public func deletionCounts() async throws -> [DeletionCode: Int] {
+        allTombstones().reduce(into: [:]) { $0[$1.reason.code, default: 0] += 1 }
+    }
+
+    private func allTombstones() -> [Tombstone] {
         Self.visibleEntries(layout.deleted).filter { $0.hasSuffix(".json") }.sorted()
             .compactMap { JSONFile.read(Tombstone.self, from: "\(layout.deleted)/\($0)") }
     }

@@ -6,6 +6,8 @@ extension FleetUploadStore {
     /// The job's row in the queue when there is one (`queued`; `running` is `processing`, with
     /// the running attempt's progress;
     /// `published` is `completed`, with URLs under the published version), else the upload's row.
+    var deletions: any DeletionStore { jobs }
+
     func status(_ id: String) async throws -> JobStatusReport? {
         if let job = try await jobs.job(id) {
             return JobStatusReport(job) { path in job.place.map { url($0, path) } }
