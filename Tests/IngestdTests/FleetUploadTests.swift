@@ -202,6 +202,11 @@ struct FleetUploadTests {
         #expect(try fleet.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = 'fleet-pub' AND data <> '{}'::jsonb "
                               + "AND event NOT IN ('deleted', 'deletion_completed')") == "0", "erased")
         #expect(try HTTP.create(try host.link("fleet-pub").upload, length: size).status == 410, "a deleted id is never used again")
+        // The app's backend deleting it again (#66): the first tombstone, unchanged.
+        let signed = try Tool.run(Paths.binary, ["upload-url", "--delete", "fleet-pub", "--server", host.url, "--upload-secret-file", host.secretFile])
+        let deleteURL = try #require(signed.stdout.split(separator: "\n").first { $0.hasPrefix("delete: ") }.map { String($0.dropFirst(8)) })
+        let again = try HTTP.request("DELETE", deleteURL)
+        #expect(again.status == 200 && again.body.contains("already_deleted") && again.body.contains("the person asked"), "\(again)")
         _ = worker
 
         // Terminated: the multipart upload and tail go; the token stays used.
