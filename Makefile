@@ -27,7 +27,7 @@ INSTALL ?= install
 UNITS := deploy/ingestd.service deploy/ingestd-worker.service deploy/ingestd-serve.service \
          deploy/ingestd-console.service deploy/ingestd-sweep.service deploy/ingestd-sweep.timer
 
-.PHONY: release-static man install test-nginx bench-console bench-playable bench-busy bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: release-static man install test-nginx bench-delete bench-console bench-playable bench-busy bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -191,6 +191,10 @@ bench-cost: release
 # The API document of `ingestd serve`: docs/openapi.yaml, compiled into the binary.
 openapi:
 	Scripts/openapi-swift.sh
+
+# What `ingestd delete` costs beside rm -rf of the same files (Benchmarks/delete.sh).
+bench-delete: release
+	Benchmarks/delete.sh
 
 bench-upload: release
 	Benchmarks/upload.sh
