@@ -66,7 +66,7 @@ struct BucketDeletionTests {
         #expect(pending.status == 75 && pending.stdout.contains("\"pending\""), "\(pending.stdout) \(pending.stderr)")
         #expect((try? database.sql("SELECT state FROM ingestd_jobs WHERE id = '\(id)'")) == "deleted")
         kill(worker.process.processIdentifier, SIGCONT)
-        try Daemon.wait(timeout: 60, "the worker's upkeep to complete the deletion once the fenced lease ended") {
+        try Daemon.wait(timeout: 120, "the worker's upkeep to complete the deletion once the fenced lease ended") {
             (try? database.sql("SELECT completed_at IS NOT NULL FROM ingestd_deletions WHERE id = '\(id)'")) == "t"
         }
         let left = try Self.keys(s3, "cdn/\(id)/")

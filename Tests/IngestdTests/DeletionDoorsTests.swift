@@ -96,6 +96,12 @@ struct DeletionDoorsTests {
         #expect(actors["app-clip"] == "api" && actors[moderated]?.hasPrefix("console:") == true && actors[shell]?.hasPrefix("cli:") == true,
                 "\(actors)")
         #expect(try Self.curl("DELETE", url).status == 200, "deleted before: the first tombstone, unchanged")
+        // The console's deleted view lists them, with their code and who asked.
+        let listed = try console.json("/console/jobs?state=deleted")["jobs"] as? [[String: Any]] ?? []
+        #expect(Set(listed.compactMap { $0["id"] as? String }) == ["app-clip", moderated, shell], "\(listed)")
+        #expect(listed.first { $0["id"] as? String == moderated }?["code"] as? String == "moderation")
+        let notices = try console.json("/console/jobs?state=deleted&code=notice")["jobs"] as? [[String: Any]] ?? []
+        #expect(notices.compactMap { $0["id"] as? String } == [shell], "filtered by code: \(notices)")
         _ = (daemon, console)
     }
 }

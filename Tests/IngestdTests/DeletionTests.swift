@@ -89,7 +89,7 @@ struct DeletionTests {
 
         let deleted = try Self.delete(spool, cdn, [gone, rejected[0], failed])
         #expect(deleted.status == 0 && deleted.results.allSatisfy { $0["result"] as? String == "deleted" }, "\(deleted)")
-        try Daemon.wait(timeout: 60, "the growing video's deletion completed by the daemon once its attempt stopped") {
+        try Daemon.wait(timeout: 120, "the growing video's deletion completed by the daemon once its attempt stopped") {
             (JSONFile.read(Tombstone.self, from: "\(spool)/deleted/\(growing).json"))?.completedAt != nil
         }
 

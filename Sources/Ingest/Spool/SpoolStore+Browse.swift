@@ -9,6 +9,7 @@ extension SpoolStore: JobBrowser {
     public static let scanCap = 20_000
 
     public func jobs(_ query: JobQuery) async throws -> JobPage {
+        if query.state == .deleted { return try await deletedJobs(query) }
         var rows: [JobRow] = []
         for entry in entries(query.state).prefix(Self.scanCap) {
             if let after = query.after, !(entry.cursor < after) { continue }
@@ -28,7 +29,7 @@ extension SpoolStore: JobBrowser {
             counts[row.state, default: 0] += 1
             rows.append(row)
         }
-        return rows
+        return rows + (try await deletedJobs(JobQuery(state: .deleted, limit: limit))).rows
     }
 
     public func overview(cap: Int) async throws -> JobOverview {
@@ -47,6 +48,21 @@ extension SpoolStore: JobBrowser {
         }
         return JobOverview(states: Self.status(of: layout), cap: cap,
                            failures: groups.values.sorted { ($0.lastDay, $1.code) > ($1.lastDay, $0.code) }, leases: leases)
+    }
+
+    /// The `deleted` list: the tombstones, latest first, their code and who asked as a row says them.
+    private func deletedJobs(_ query: JobQuery) async throws -> JobPage {
+        var rows: [JobRow] = []
+        for tombstone in try await tombstones(limit: Self.scanCap) {
+            let changed = tombstone.completedAt ?? tombstone.at
+            let row = JobRow(id: tombstone.id, state: .deleted, input: tombstone.reason.by, attempts: 0, code: tombstone.reason.code.rawValue,
+                             createdAt: tombstone.at, updatedAt: changed, micros: Int64((changed.timeIntervalSince1970 * 1_000_000).rounded()))
+            if let after = query.after, !(row.cursor < after) { continue }
+            guard query.matches(row) else { continue }
+            if rows.count == query.limit { return JobPage(rows: rows, next: rows.last.map(JobCursor.init)) }
+            rows.append(row)
+        }
+        return JobPage(rows: rows, next: nil)
     }
 
     public func changes(_ wake: @escaping @Sendable () -> Void) async {}
