@@ -46,21 +46,23 @@ struct ConsoleDeleteRoutes {
     }
 }
 
-/// `POST /console/jobs/delete`: `id` (repeated), `code`, `reason`; `back`: the page to return to.
+/// `POST /console/jobs/delete`: `id[]` (or one `id`), `code` and `reason` (a list's selection
+/// names them `deleteCode` and `deleteReason`: its filter has a `code` of its own); `back`: the
+/// page to return to.
 struct DeleteForm: Decodable {
     var ids: [String]
     var code: String?
     var reason: String?
     var back: String
 
-    enum CodingKeys: String, CodingKey { case id, code, reason, back }
+    enum CodingKeys: String, CodingKey { case id, code, reason, back, deleteCode, deleteReason }
 
     init(from decoder: any Decoder) throws {
         let fields = try decoder.container(keyedBy: CodingKeys.self)
         let listed = try? fields.decodeIfPresent([String].self, forKey: .id)
         ids = try (listed ?? fields.decodeIfPresent(String.self, forKey: .id).map { [$0] } ?? []).filter { !$0.isEmpty }
-        code = try fields.text(.code)
-        reason = try fields.text(.reason)
+        code = try fields.text(.deleteCode) ?? fields.text(.code)
+        reason = try fields.text(.deleteReason) ?? fields.text(.reason)
         back = ConsoleFormDecoder.back(try fields.text(.back))
     }
 }

@@ -76,7 +76,7 @@ struct ConsolePages: Sendable {
     func rows(_ rows: [JobRow], canRetry: Bool = true, now: Date = Date()) -> [[String: Any]] {
         rows.map { row in
             ["id": row.id, "state": row.state.rawValue, "input": row.input, "host": row.host ?? "", "attempts": row.attempts,
-             "code": row.code ?? "", "retryable": canRetry && (row.state == .failed || row.state == .rejected), "playable": row.playable,
+             "code": row.code ?? "", "retryable": canRetry && row.state != .deleted, "playable": row.playable,
              "progress": row.progress.map { "\($0) %" } as Any,
              "created": Self.age(row.createdAt, now: now), "createdISO": Self.time(row.createdAt),
              "changed": Self.age(row.updatedAt, now: now), "changedISO": Self.time(row.updatedAt)]
@@ -94,6 +94,9 @@ struct ConsolePages: Sendable {
                        "attempts": filter.minAttempts.map(String.init) ?? "", "since": filter.since ?? ""],
             "sinceOptions": ConsoleFilter.sinceChoices.map { ["value": $0.value, "label": $0.label, "selected": $0.value == (filter.since ?? "")] },
         ]
+        if canRetry, rows.contains(where: { $0.state != .deleted }) {
+            values["deleteSelected"] = ["codes": DeletionCode.allCases.map { ["code": $0.rawValue] }]
+        }
         if canRetry, rows.contains(where: { $0.state == .failed || $0.state == .rejected }) || matching != nil {
             var retry: [String: Any] = ["rejected": filter.state == .rejected ? "1" : (rows.contains { $0.state == .rejected } ? "1" : "")]
             if let matching, matching > 0 { retry["all"] = ["count": matching] }

@@ -51,6 +51,9 @@ enum ConsoleTemplates {
         <input type="hidden" name="attempts" value="{{filter.attempts}}"><input type="hidden" name="since" value="{{filter.since}}">
         <input type="hidden" name="confirm" value="{{count}}">
         <button name="action" value="all">Retry all {{count}} matching</button>{{/all}}</p>{{/retry}}
+        {{#deleteSelected}}<p class="actions delete"><label>Code <select name="deleteCode">{{#codes}}<option>{{code}}</option>{{/codes}}</select></label>
+        <label>Reason <input name="deleteReason" maxlength="1000" placeholder="why they are taken down"></label>
+        <button formaction="/console/jobs/delete" name="action" value="delete">Delete selected</button></p>{{/deleteSelected}}
         <table><thead><tr><th></th><th>id</th><th>state</th><th>input</th><th>host</th><th>attempts</th><th>reason</th><th>queued</th><th>changed</th></tr></thead>
         <tbody id="live">{{> rows}}</tbody></table></form>
         {{#next}}<p><a rel="next" href="{{next}}">Next page</a></p>{{/next}}

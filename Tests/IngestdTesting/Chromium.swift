@@ -104,6 +104,18 @@ public final class ConsoleProcess {
         return answer
     }
 
+    /// Deletes `job` from its page as an operator (`chromium_console.py --delete`), after a read
+    /// token and a cross-site page were refused, while another tab watches the deleted view.
+    public func driveDeletion(job: String, timeout: Int) throws -> [String: Any] {
+        let script = "\(Paths.root)/Tests/IngestdTesting/chromium_console.py"
+        let result = try Tool.run("python3", [script, "--delete", base, operateToken, readToken, job, "\(timeout)"],
+                                  environment: Chromium.binary.map { ["CHROMIUM": $0] } ?? [:])
+        guard result.status == 0, let answer = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+            throw Tool.ProbeFailure(message: "chromium_console.py --delete: \(result.status) \(result.stdout) \(result.stderr)")
+        }
+        return answer
+    }
+
     /// Logs in with the read token, opens `job`'s page and plays its player (`chromium_console.py
     /// --play`): `player` (currentTime, videoHeight, src, error; nil when the page has none), `page_errors`.
     public func play(job: String, timeout: Int) throws -> [String: Any] {

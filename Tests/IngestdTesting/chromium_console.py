@@ -16,6 +16,7 @@ DevTools protocol on a pipe (Benchmarks/lib/hls_play.py's CDP class). In order:
   4. A cross-site page (a data: URL) posts a retry of CROSS_JOB: its answer's status.
   5. A second browser context logs in with READ_TOKEN: the boxes and buttons it is shown, and
      the status of a same-origin POST its page makes anyway.
+`--play` plays one job's page; `--delete` deletes one from its page (see delete_only).
 
 Prints one JSON object; the test checks it. Screenshots are PNG files; `distinct` counts the
 distinct byte values of the decoded pixels (a blank page has a handful).
@@ -123,9 +124,65 @@ def play_only(base, token, job, timeout):
     print(json.dumps(out))
 
 
+def cross_site_post(cdp, session, base, route, fields, timeout):
+    """A page on another site (a data: URL) posts `fields` to `route`: the status it gets."""
+    inputs = "".join(f"<input name={name} value='{value}'>" for name, value in fields.items())
+    page = f"<form method=post action='{base}{route}'>{inputs}</form><script>document.forms[0].submit()</script>"
+    cdp.drain()
+    loaded(cdp, session, "data:text/html," + urllib.parse.quote(page), timeout)
+    statuses, end = [], time.monotonic() + timeout
+    while not statuses and time.monotonic() < end:
+        statuses += [e["params"]["response"]["status"] for e in cdp.drain()
+                     if e.get("method") == "Network.responseReceived" and e["params"]["response"]["url"].endswith(route)]
+        if not statuses:
+            time.sleep(0.2)
+    return statuses[-1] if statuses else None
+
+
+def delete_only(base, operate, read, job, timeout):
+    """`--delete BASE OPERATE READ JOB TIMEOUT`: a read token is shown no delete form and its
+    POST is refused; a cross-site page's POST is refused; an operator deletes JOB from its page
+    with a code and a reason and sees its tombstone, while a second tab on the deleted view sees
+    the row arrive without a reload."""
+    out = {}
+    cdp = hls_play.CDP(hls_play.find_chromium())
+    try:
+        r = open_tab(cdp)
+        out["read_login"] = login(cdp, r, base, read, timeout)
+        loaded(cdp, r, f"{base}/console/jobs/{job}", timeout)
+        out["read_forms"] = js(cdp, r, "document.querySelectorAll('form.delete').length")
+        out["read_post_status"] = js(cdp, r, "fetch('/console/jobs/delete', {method: 'POST', headers: {'Content-Type': "
+                                             f"'application/x-www-form-urlencoded'}}, body: 'id={job}&code=owner&reason=no'}}).then(r => r.status)", True)
+        s = open_tab(cdp)
+        out["login"] = login(cdp, s, base, operate, timeout)
+        out["cross_site_status"] = cross_site_post(cdp, s, base, "/console/jobs/delete",
+                                                   {"id": job, "code": "owner", "reason": "forged"}, timeout)
+        live = open_tab(cdp)
+        login(cdp, live, base, operate, timeout)
+        loaded(cdp, live, f"{base}/console/jobs?state=deleted", timeout)
+        js(cdp, live, "window.__kept = 42")
+        loaded(cdp, s, f"{base}/console/jobs/{job}", timeout)
+        out["forms"] = js(cdp, s, "document.querySelectorAll('form.delete').length")
+        js(cdp, s, "document.querySelector('form.delete select[name=code]').value = 'notice'")
+        js(cdp, s, "document.querySelector('form.delete input[name=reason]').value = 'rights holder notice 4411'")
+        out["after_delete"] = loaded(cdp, s, "document.querySelector('form.delete button').click()", timeout)
+        out["notice"] = js(cdp, s, "(document.querySelector('.notice') || {}).textContent")
+        out["detail_text"] = js(cdp, s, "document.querySelector('main').innerText")
+        row = f"!!document.querySelector('#live tr[data-id=\"{job}\"]')"
+        out["live_row"] = bool(wait_for(cdp, live, row, timeout))
+        out["kept"] = js(cdp, live, "window.__kept")
+        out["page_errors"] = [e["params"]["exceptionDetails"].get("text") for e in cdp.drain()
+                              if e.get("method") == "Runtime.exceptionThrown"]
+    finally:
+        cdp.close()
+    print(json.dumps(out))
+
+
 def main():
     if sys.argv[1] == "--play":
         return play_only(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
+    if sys.argv[1] == "--delete":
+        return delete_only(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], float(sys.argv[6]))
     base, operate, read, job, cross, timeout, shots = sys.argv[1:8]
     timeout = float(timeout)
     out = {}
@@ -161,18 +218,8 @@ def main():
         if player is not None:
             out["player"] = player
 
-        page = ("<form method=post action='" + base + "/console/jobs/retry'><input name=id value='" + cross + "'></form>"
-                "<script>document.forms[0].submit()</script>")
-        cdp.drain()
-        loaded(cdp, s, "data:text/html," + urllib.parse.quote(page), timeout)
         # The page's own POST is answered after it loads: waited for, not given a second.
-        statuses, end = [], time.monotonic() + timeout
-        while not statuses and time.monotonic() < end:
-            statuses += [e["params"]["response"]["status"] for e in cdp.drain()
-                         if e.get("method") == "Network.responseReceived" and e["params"]["response"]["url"].endswith("/console/jobs/retry")]
-            if not statuses:
-                time.sleep(0.2)
-        out["cross_site_status"] = statuses[-1] if statuses else None
+        out["cross_site_status"] = cross_site_post(cdp, s, base, "/console/jobs/retry", {"id": cross}, timeout)
 
         r = open_tab(cdp)
         out["read_login"] = login(cdp, r, base, read, timeout)
