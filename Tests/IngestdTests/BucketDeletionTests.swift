@@ -77,6 +77,10 @@ struct BucketDeletionTests {
         let fleetStatus = try Tool.run(Paths.binary, ["status", "--database", database.url, "--job", id, "--json"])
         let snapshot = Self.state(fleetStatus)
         #expect(snapshot["state"] as? String == "deleted" && (snapshot["reason"] as? [String: Any])?["code"] as? String == "notice", "\(fleetStatus.stdout)")
+        let trail = try Tool.run(Paths.binary, ["status", "--database", database.url, "--deleted", "--json"])
+        let tombstones = ((try? JSONSerialization.jsonObject(with: Data(trail.stdout.utf8))) as? [String: [[String: Any]]])?["deleted"] ?? []
+        #expect(tombstones.compactMap { $0["id"] as? String } == [id]
+                && ((tombstones.first?["reason"] as? [String: Any])?["by"] as? String)?.hasPrefix("cli:") == true, "the audit trail: \(trail.stdout)")
         let again = try Tool.run(Paths.binary, fleetDelete + [id, "no-such-job"], environment: s3.environment)
         #expect(again.status == 1 && again.stdout.contains("already_deleted") && again.stdout.contains("\"unknown\""), "\(again.stdout)")
         let retried = try Tool.run(Paths.binary, ["retry", "--database", database.url, "--rejected", id])
