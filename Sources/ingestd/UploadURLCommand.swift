@@ -72,14 +72,7 @@ struct UploadURLCommand: ParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            print(String(decoding: try encoder.encode(link), as: UTF8.self))
-        } else {
-            print("upload: \(link.uploadURL)\nstatus: \(link.statusURL)\nexpires: \(ISO8601DateFormatter().string(from: link.expiresAt))")
-        }
+        try printLink(link, "upload: \(link.uploadURL)\nstatus: \(link.statusURL)", expiresAt: link.expiresAt)
     }
 
     private func printDeletion(_ id: String, key: [UInt8], seconds: TimeInterval) throws {
@@ -89,14 +82,16 @@ struct UploadURLCommand: ParsableCommand {
         } catch {
             throw ValidationError(error.description.replacingOccurrences(of: "--id", with: "--delete"))
         }
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            print(String(decoding: try encoder.encode(link), as: UTF8.self))
-        } else {
-            print("delete: \(link.deleteURL)\nexpires: \(ISO8601DateFormatter().string(from: link.expiresAt))")
-        }
+        try printLink(link, "delete: \(link.deleteURL)", expiresAt: link.expiresAt)
+    }
+
+    /// A signed link as JSON (`--json`), or its `lines` and when it expires.
+    private func printLink(_ link: some Encodable, _ lines: String, expiresAt: Date) throws {
+        guard json else { return print("\(lines)\nexpires: \(ISO8601DateFormatter().string(from: expiresAt))") }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        print(String(decoding: try encoder.encode(link), as: UTF8.self))
     }
 
     /// `90s`, `30m`, `1h`, `2d` or plain seconds.
