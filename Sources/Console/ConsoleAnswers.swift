@@ -67,3 +67,39 @@ struct JobAnswer: Encodable {
         self.history = history.map { Event(at: $0.at, event: $0.event, data: $0.data) }
     }
 }
+
+/// `GET /console/?window=hour|day` for a script: the charts' figures, bucket by bucket.
+struct ActivityAnswer: Encodable {
+    struct Figures: Encodable {
+        var start: Date?
+        var published, rejected, failed, playable: Int
+        var playableP50, playableP95: Double?
+        /// Jobs waiting at the bucket's end (the fleet's, not a host's).
+        var queued: Int?
+
+        init(_ tally: ActivityTally, start: Date? = nil, queued: Int? = nil) {
+            (self.start, published, rejected, failed, playable) = (start, tally.published, tally.rejected, tally.failed, tally.playable)
+            (playableP50, playableP95, self.queued) = (tally.playableP50, tally.playableP95, queued)
+        }
+    }
+
+    struct Host: Encodable {
+        var name: String
+        var total: Figures
+        var buckets: [Figures]
+    }
+
+    var window: String?
+    var stepSeconds: Int?
+    var total: Figures?
+    var buckets: [Figures] = []
+    var hosts: [Host] = []
+
+    init(_ activity: JobActivity?) {
+        guard let activity else { return }
+        (window, stepSeconds) = (activity.window.rawValue, activity.window.step)
+        total = Figures(activity.total)
+        buckets = activity.buckets.map { Figures($0.tally, start: $0.start, queued: $0.depth) }
+        hosts = activity.hosts.map { host in Host(name: host.name, total: Figures(host.total), buckets: host.buckets.map { Figures($0.tally, start: $0.start) }) }
+    }
+}

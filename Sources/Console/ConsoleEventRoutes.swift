@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Ingest
 import ServiceLifecycle
 
 /// `GET /console/events?view=…` (behind ``ConsoleAuthentication``): `text/event-stream`, one
@@ -26,7 +27,10 @@ struct ConsoleEventRoutes {
                 sent = shared.version
                 var event: [String: Any] = ["version": shared.version, "taken": ConsolePages.time(shared.takenAt),
                                             "counts": ConsolePages.counts(shared.overview)]
-                if view == "overview" { event["html"] = pages.overview(shared.overview) }
+                if view == "overview" { event["html"] = pages.overview(shared, window: .hour) }
+                if view.hasPrefix("overview:"), let window = ActivityWindow(rawValue: String(view.dropFirst(9))) {
+                    event["html"] = pages.overview(shared, window: window)
+                }
                 if view.hasPrefix("tab:"), let rows = shared.tabs[String(view.dropFirst(4))] { event["html"] = pages.rowsHTML(rows, canRetry: canRetry) }
                 let data = try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
                 try await writer.write(ByteBuffer(string: "event: snapshot\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))

@@ -1,3 +1,4 @@
+import Ingest
 import Hummingbird
 
 /// Forms and queries through Hummingbird's `URLEncodedFormDecoder` (a list is `id[]=a&id[]=b`),
@@ -35,12 +36,15 @@ struct PageQuery: Decodable {
     var filter: ConsoleFilter
     /// `?retried=N&skipped=M`: "Retried N jobs; M skipped …"; `?deleted=N&skipped=M`: "Deleted …".
     var notice: String?
+    /// The overview's charts: `?window=day`, else the last hour.
+    var window: ActivityWindow = .hour
 
-    enum CodingKeys: String, CodingKey { case retried, skipped, deleted }
+    enum CodingKeys: String, CodingKey { case retried, skipped, deleted, window }
 
     init(from decoder: any Decoder) throws {
         filter = try ConsoleFilter(from: decoder)
         let fields = try decoder.container(keyedBy: CodingKeys.self)
+        window = try fields.text(.window).flatMap(ActivityWindow.init(rawValue:)) ?? .hour
         if let deleted = try fields.text(.deleted).flatMap({ Int($0) }) {
             let skipped = try fields.text(.skipped).flatMap { Int($0) } ?? 0
             notice = "Deleted \(deleted) video\(deleted == 1 ? "" : "s"): fenced now, removed within a minute by the daemon or worker that owns the store"
@@ -53,7 +57,7 @@ struct PageQuery: Decodable {
     }
 }
 
-/// `GET /console/events?view=…`: `overview`, `tab:<state>` or `list`.
+/// `GET /console/events?view=…`: `overview`, `overview:day`, `tab:<state>` or `list`.
 struct EventsQuery: Decodable {
     var view: String?
 }

@@ -19,7 +19,9 @@ struct ConsolePageRoutes {
     func overview(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
         let (identity, query) = (try context.requireIdentity(), try request.query(as: PageQuery.self))
         let shared = try await snapshot.shared()
-        return .html(pages.page(title: "Overview", body: "<div id=\"live\">\(pages.overview(shared.overview))</div>", live: "overview",
+        if request.wantsJSON { return .json(ActivityAnswer(shared.activity[query.window])) }
+        let live = query.window == .hour ? "overview" : "overview:\(query.window.rawValue)"
+        return .html(pages.page(title: "Overview", body: "<div id=\"live\">\(pages.overview(shared, window: query.window))</div>", live: live,
                                 shared: shared, identity: identity, tab: "", notice: query.notice))
     }
 

@@ -10,15 +10,18 @@ struct ConsolePages: Sendable {
     let fleet: Bool
     /// Where players and posters are fetched from: `--cdn-url`, ending with `/`.
     let cdnURL: String?
+    /// The CDN root the console serves itself under `/console/media/` (`--cdn`), when no `--cdn-url` is given.
+    let mediaRoot: String?
     /// The limits a job's probe is shown against (`--preset`).
     let limits: Preset.Limits
 
-    init(fleet: Bool, cdnURL: String?, limits: Preset.Limits) throws {
+    init(fleet: Bool, cdnURL: String?, mediaRoot: String? = nil, limits: Preset.Limits) throws {
         var library = MustacheLibrary()
         for (name, text) in ConsoleTemplates.all { try library.register(text, named: name) }
         self.library = library
         self.fleet = fleet
         self.limits = limits
+        self.mediaRoot = mediaRoot
         self.cdnURL = cdnURL.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
     }
 
@@ -105,8 +108,12 @@ struct ConsolePages: Sendable {
         return render("jobs", values)
     }
 
-    func overview(_ overview: JobOverview, now: Date = Date()) -> String {
-        render("overviewBody", [
+    func overview(_ shared: ConsoleSnapshot.Shared, window: ActivityWindow, now: Date = Date()) -> String {
+        let overview = shared.overview
+        return render("overviewBody", [
+            "activity": shared.activity[window].map { activity(of: $0) } as Any,
+            "windows": ActivityWindow.allCases.map { ["href": $0 == .hour ? "/console/" : "/console/?window=\($0.rawValue)", "label": "last \($0.rawValue)",
+                                                      "current": $0 == window] },
             "failures": overview.failures.map { ["state": $0.state.rawValue, "code": $0.code, "lastHour": $0.lastHour, "lastDay": $0.lastDay] },
             "leases": overview.leases.map { lease in
                 ["id": lease.id, "holder": lease.holder, "token": lease.token,
@@ -122,16 +129,28 @@ struct ConsolePages: Sendable {
         ])
     }
 
-    func job(_ job: JobSnapshot, history: [JobHistoryEvent], canRetry: Bool) -> String {
+    /// A window's charts, its totals in words, and a row per host.
+    func activity(of activity: JobActivity) -> [String: Any] {
+        func figures(_ tally: ActivityTally) -> [String: Any] {
+            ["published": tally.published, "rejected": tally.rejected, "failed": tally.failed, "playable": tally.playable,
+             "p50": tally.playableP50.map(ActivityChart.seconds) ?? "–", "p95": tally.playableP95.map(ActivityChart.seconds) ?? "–"]
+        }
+        return ["window": activity.window.rawValue, "svg": ActivityChart(activity: activity).svg, "total": figures(activity.total),
+                "queued": activity.buckets.last?.depth ?? 0,
+                "hosts": activity.hosts.map { host in figures(host.total).merging(["name": host.name, "spark": ActivityChart.sparkline(host)]) { $1 } }]
+    }
+
+    func job(_ job: JobSnapshot, history: [JobHistoryEvent], canRetry: Bool, now: Date = Date()) -> String {
         var values: [String: Any] = [
             "id": job.id, "state": job.state.rawValue, "attempts": job.attempts, "playable": job.playable == true,
             "ahead": job.aheadSeconds.map { String(format: "%.1f s", $0) } as Any,
             "progress": (job.state == .running ? job.progress.map { "\($0) %" } : nil) as Any,
             "output": job.output as Any,
-            "history": history.map(historyRow),
+            "history": history.map { historyRow($0, now: now) },
             "attemptRows": AttemptRow.attempts(in: history).map { attempt in
-                ["number": attempt.number.map(String.init) ?? "", "host": attempt.host ?? "", "started": Self.time(attempt.started),
-                 "took": attempt.ended.map { String(format: "%.1f s", $0.timeIntervalSince(attempt.started)) } ?? "running",
+                ["number": attempt.number.map(String.init) ?? "", "host": attempt.host ?? "", "started": Self.age(attempt.started, now: now),
+                 "startedISO": Self.time(attempt.started), "waited": attempt.waited.map { Self.seconds($0) } ?? "",
+                 "took": attempt.ended.map { Self.seconds($0.timeIntervalSince(attempt.started)) } ?? "running",
                  "result": attempt.result ?? "", "code": attempt.code ?? "", "log": attempt.log as Any]
             },
         ]
@@ -154,26 +173,40 @@ struct ConsolePages: Sendable {
                  "bytes": String(format: "%.2f MB", Double(rung.averageBandwidth) * manifest.durationSeconds / 8e6),
                  "segments": rung.segments, "codecs": rung.codecs]
             }]
-            if let cdnURL, let place = job.place, job.state == .published || job.playable == true {
-                values["media"] = ["master": place.url(manifest.master, cdnURL: cdnURL),
-                                   "poster": place.poster(among: manifest.posters).map { PlaybackPlace.url($0, cdnURL: cdnURL) } as Any]
+            if let base = mediaBase(job.place), let place = job.place, job.state == .published || job.playable == true {
+                values["media"] = ["master": place.url(manifest.master, cdnURL: base),
+                                   "poster": place.poster(among: manifest.posters).map { PlaybackPlace.url($0, cdnURL: base) } as Any]
             }
-        } else if let cdnURL, let place = job.place, job.playable == true {
-            values["media"] = ["master": place.url("master.m3u8", cdnURL: cdnURL)]
+        } else if let base = mediaBase(job.place), let place = job.place, job.playable == true {
+            values["media"] = ["master": place.url("master.m3u8", cdnURL: base)]
         }
         return render("job", values)
     }
 
-    /// One event: its fields as JSON, without the job process's last lines (`log`: the attempts
-    /// table shows them).
-    func historyRow(_ event: JobHistoryEvent) -> [String: Any] {
-        var row: [String: Any] = ["at": Self.time(event.at), "atISO": Self.time(event.at), "event": event.event, "data": event.data]
+    /// Where a job's player and poster are fetched from: `--cdn-url`, else the console's own
+    /// `/console/media/` when the video lies under the CDN it was given; nil: no player.
+    func mediaBase(_ place: PlaybackPlace?) -> String? {
+        if let cdnURL { return cdnURL }
+        guard let mediaRoot, let place, place.root == mediaRoot else { return nil }
+        return "/console/media/"
+    }
+
+    /// One event in words, its time relative (the exact one on hover), and the raw event one
+    /// click away (without the job process's last lines: the attempts table shows them).
+    func historyRow(_ event: JobHistoryEvent, now: Date) -> [String: Any] {
+        var row: [String: Any] = ["at": Self.age(event.at, now: now), "atISO": Self.time(event.at), "event": event.event,
+                                  "text": HistorySentence.of(event), "data": event.data]
         if var fields = try? JSONSerialization.jsonObject(with: Data(event.data.utf8)) as? [String: Any],
            let log = fields.removeValue(forKey: "log") as? String,
            let rest = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) {
             row["data"] = String(decoding: rest, as: UTF8.self) + " (and the job process's last \(log.utf8.count) bytes)"
         }
         return row
+    }
+
+    /// `0.42 s`, `12.3 s`, `4 min 10 s`.
+    static func seconds(_ value: TimeInterval) -> String {
+        value < 10 ? String(format: "%.2f s", value) : value < 120 ? String(format: "%.1f s", value) : "\(Int(value) / 60) min \(Int(value) % 60) s"
     }
 
     /// The probe against the preset's limits: bytes, duration, each source's picture.

@@ -14,8 +14,10 @@ public enum ConsoleServer {
         public var host: String
         public var port: Int
         public var tokens: ConsoleTokens
-        /// Where players and posters are fetched from (`--cdn-url`); none: no player.
+        /// Where players and posters are fetched from (`--cdn-url`); none: from ``media``, if given.
         public var cdnURL: String?
+        /// The CDN the console serves read-only under `/console/media/` (`--cdn`).
+        public var media: ConsoleMediaSource?
         /// The store is the fleet's queue (hosts and their banner shown).
         public var fleet: Bool
         /// The limits each job's probe is shown against.
@@ -25,12 +27,13 @@ public enum ConsoleServer {
         /// The most jobs one "retry all matching" retries.
         public var retryCap: Int
 
-        public init(host: String, port: Int, tokens: ConsoleTokens, cdnURL: String? = nil, fleet: Bool, limits: Preset.Limits,
-                    refresh: Duration = .seconds(5), retryCap: Int = 10_000) {
+        public init(host: String, port: Int, tokens: ConsoleTokens, cdnURL: String? = nil, media: ConsoleMediaSource? = nil, fleet: Bool,
+                    limits: Preset.Limits, refresh: Duration = .seconds(5), retryCap: Int = 10_000) {
             self.host = host
             self.port = port
             self.tokens = tokens
             self.cdnURL = cdnURL
+            self.media = media
             self.fleet = fleet
             self.limits = limits
             self.refresh = refresh
@@ -42,7 +45,8 @@ public enum ConsoleServer {
     /// service, or drive it with HummingbirdTesting (`app.test(.router)`).
     public static func make(_ configuration: Configuration, store: any JobStore & JobBrowser, logger: Logger) throws -> some ApplicationProtocol {
         let snapshot = ConsoleSnapshot(browser: store, interval: configuration.refresh, logger: logger)
-        let pages = try ConsolePages(fleet: configuration.fleet, cdnURL: configuration.cdnURL, limits: configuration.limits)
+        let pages = try ConsolePages(fleet: configuration.fleet, cdnURL: configuration.cdnURL, mediaRoot: configuration.media?.root,
+                                     limits: configuration.limits)
         let router = Router(context: ConsoleRequestContext.self)
         router.add(middleware: ConsoleHeaders(cdnURL: configuration.cdnURL))
         router.add(middleware: ConsoleErrors(logger: logger))
@@ -50,6 +54,7 @@ public enum ConsoleServer {
         let signedIn = router.group().add(middleware: ConsoleAuthentication(tokens: configuration.tokens, pages: pages))
         ConsolePageRoutes(store: store, snapshot: snapshot, pages: pages, retryCap: configuration.retryCap).addRoutes(to: signedIn)
         ConsoleEventRoutes(snapshot: snapshot, pages: pages).addRoutes(to: signedIn)
+        if let media = configuration.media { ConsoleMediaRoutes(source: media).addRoutes(to: signedIn) }
         let writes = signedIn.group().add(middleware: ConsoleWriteCheck(logger: logger))
         ConsoleRetryRoutes(store: store, snapshot: snapshot, retryCap: configuration.retryCap, logger: logger).addRoutes(to: writes)
         ConsoleDeleteRoutes(store: store, snapshot: snapshot, logger: logger).addRoutes(to: writes)

@@ -17,6 +17,8 @@ public actor ConsoleSnapshot: Service {
         public var overview: JobOverview
         /// Each tab's first page, by state (`""`: every state).
         public var tabs: [String: [JobRow]]
+        /// The charts' windows: the hour read with every refresh, the day at most once a minute.
+        public var activity: [ActivityWindow: JobActivity]
     }
 
     let browser: any JobBrowser
@@ -25,6 +27,7 @@ public actor ConsoleSnapshot: Service {
     let pageSize: Int
     let logger: Logger
     private var current: Shared?
+    private var dayReadAt: Date?
     private var subscribers: [Int: AsyncStream<Shared>.Continuation] = [:]
     private var nextSubscriber = 0
     private let wakeups: AsyncStream<Void>
@@ -77,12 +80,14 @@ public actor ConsoleSnapshot: Service {
         do {
             let overview = try await browser.overview(cap: 100_000)
             let latest = try await browser.latest(perState: pageSize)
+            let activity = try await activity(queued: overview.states[.queued])
             var tabs = Dictionary(grouping: latest) { $0.state.rawValue }
             for state in JobSnapshot.State.allCases where tabs[state.rawValue] == nil { tabs[state.rawValue] = [] }
             tabs[""] = Array(latest.sorted { $0.cursor > $1.cursor }.prefix(pageSize))
             refreshes += 1
-            let changed = current.map { $0.overview != overview || $0.tabs != tabs } ?? true
-            let shared = Shared(version: (current?.version ?? 0) + (changed ? 1 : 0), takenAt: Date(), overview: overview, tabs: tabs)
+            let changed = current.map { $0.overview != overview || $0.tabs != tabs || $0.activity != activity } ?? true
+            let shared = Shared(version: (current?.version ?? 0) + (changed ? 1 : 0), takenAt: Date(), overview: overview, tabs: tabs,
+                                activity: activity)
             current = shared
             for subscriber in subscribers.values { subscriber.yield(shared) }
         } catch where !Task.isCancelled {
@@ -90,6 +95,19 @@ public actor ConsoleSnapshot: Service {
         } catch {
             // stopping
         }
+    }
+
+    /// Each window's activity: the hour read now, the day when its last read is a minute old.
+    private func activity(queued: Int) async throws -> [ActivityWindow: JobActivity] {
+        var windows = current?.activity ?? [:]
+        let now = Date()
+        for window in ActivityWindow.allCases {
+            if window == .day, let read = dayReadAt, now.timeIntervalSince(read) < 60 { continue }
+            let tallies = try await browser.activity(since: window.start(now: now), step: window.step)
+            windows[window] = JobActivity(window: window, now: now, tallies: tallies, queuedNow: queued)
+            if window == .day { dayReadAt = now }
+        }
+        return windows
     }
 
     /// The latest read (made now when there is none yet).

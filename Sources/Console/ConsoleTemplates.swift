@@ -74,10 +74,11 @@ enum ConsoleTemplates {
         {{#playable}}<dt>playable</dt><dd>yes, while it is made{{#ahead}}: {{ahead}} ahead of real time{{/ahead}}</dd>{{/playable}}
         {{#reason}}<dt>reason</dt><dd><code>{{code}}</code> {{message}}</dd>{{/reason}}
         {{#output}}<dt>output</dt><dd><code>{{output}}</code></dd>{{/output}}</dl>
-        <h2>Attempts</h2><table class="attempts"><thead><tr><th>#</th><th>host</th><th>started</th><th>took</th><th>result</th><th>reason</th></tr></thead><tbody>
-        {{#attemptRows}}<tr><td>{{number}}</td><td>{{host}}</td><td>{{started}}</td><td>{{took}}</td><td>{{result}}</td><td><code>{{code}}</code>
+        <h2>Attempts</h2><table class="attempts"><thead><tr><th>#</th><th>host</th><th>waited in the queue</th><th>started</th><th>took</th><th>result</th><th>reason</th></tr></thead><tbody>
+        {{#attemptRows}}<tr><td>{{number}}</td><td>{{host}}</td><td>{{waited}}</td><td><time datetime="{{startedISO}}" title="{{startedISO}}">{{started}}</time></td>
+        <td>{{took}}</td><td>{{result}}</td><td><code>{{code}}</code>
         {{#log}}<details><summary>the job process's last lines</summary><pre class="log">{{log}}</pre></details>{{/log}}</td></tr>{{/attemptRows}}
-        {{^attemptRows}}<tr><td colspan="6" class="empty">No attempt yet.</td></tr>{{/attemptRows}}</tbody></table>
+        {{^attemptRows}}<tr><td colspan="7" class="empty">No attempt yet.</td></tr>{{/attemptRows}}</tbody></table>
         {{#retry}}<form method="post" action="/console/jobs/retry"><input type="hidden" name="id" value="{{id}}">
         <input type="hidden" name="rejected" value="{{rejected}}"><input type="hidden" name="back" value="/console/jobs/{{id}}">
         <button>Retry this job</button></form>{{/retry}}
@@ -94,9 +95,10 @@ enum ConsoleTemplates {
         {{#renditions}}<tr><td>{{name}}</td><td>{{size}}</td><td>{{bitrate}}</td><td>{{bytes}}</td><td>{{segments}}</td><td>{{codecs}}</td></tr>{{/renditions}}</tbody></table>{{/ladder}}
         {{#media}}<div class="media">{{#poster}}<img src="{{poster}}" alt="poster of {{id}}" width="180">{{/poster}}
         <video id="player" controls muted playsinline preload="metadata" src="{{master}}" width="360"></video></div>{{/media}}
-        <h2>History</h2><table class="history"><thead><tr><th>at</th><th>event</th><th>details</th></tr></thead><tbody>
-        {{#history}}<tr><td><time datetime="{{atISO}}">{{at}}</time></td><td>{{event}}</td><td><code>{{data}}</code></td></tr>{{/history}}
-        {{^history}}<tr><td colspan="3" class="empty">No events kept.</td></tr>{{/history}}</tbody></table>
+        <h2>History</h2><table class="history"><thead><tr><th>when</th><th>what happened</th></tr></thead><tbody>
+        {{#history}}<tr data-event="{{event}}"><td><time datetime="{{atISO}}" title="{{atISO}}">{{at}}</time></td><td>{{text}}
+        <details><summary>raw</summary><code>{{event}} {{data}}</code></details></td></tr>{{/history}}
+        {{^history}}<tr><td colspan="2" class="empty">No events kept.</td></tr>{{/history}}</tbody></table>
         """
 
     static let overview = """
@@ -104,6 +106,13 @@ enum ConsoleTemplates {
         """
 
     static let overviewBody = """
+        <nav class="windows">{{#windows}}<a href="{{href}}"{{#current}} aria-current="page"{{/current}}>{{label}}</a> {{/windows}}</nav>
+        {{#activity}}<section class="activity" data-window="{{window}}"><p class="summary">Last {{window}}: <b>{{total.published}}</b> published,
+        <b>{{total.rejected}}</b> rejected, <b>{{total.failed}}</b> failed; {{total.playable}} playable after p50 <b>{{total.p50}}</b>, p95
+        <b>{{total.p95}}</b>; <b>{{queued}}</b> queued now.</p>{{{svg}}}
+        <table class="hosts"><thead><tr><th>host</th><th>published</th><th>rejected</th><th>failed</th><th>playable p50</th><th>p95</th><th>published over the {{window}}</th></tr></thead><tbody>
+        {{#hosts}}<tr><td>{{name}}</td><td>{{published}}</td><td>{{rejected}}</td><td>{{failed}}</td><td>{{p50}}</td><td>{{p95}}</td><td>{{{spark}}}</td></tr>{{/hosts}}
+        {{^hosts}}<tr><td colspan="7" class="empty">No attempt ended in this window.</td></tr>{{/hosts}}</tbody></table></section>{{/activity}}
         <h2>Failures, last day</h2><table><thead><tr><th>state</th><th>reason</th><th>last hour</th><th>last day</th><th></th></tr></thead><tbody>
         {{#failures}}<tr><td>{{state}}</td><td><code>{{code}}</code></td><td>{{lastHour}}</td><td>{{lastDay}}</td>
         <td><a href="/console/jobs?state={{state}}&amp;code={{code}}&amp;since=1d">see and retry these</a></td></tr>{{/failures}}

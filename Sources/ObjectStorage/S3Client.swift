@@ -66,12 +66,13 @@ public struct S3Client: Sendable {
         }
     }
 
-    /// A small object (at most 1 MB) read whole, with its ETag; nil when there is no such object.
-    public func read(_ location: S3Location) async throws -> (data: Data, etag: String)? {
+    /// A small object (at most `limit` bytes, 1 MB unless told) read whole, with its ETag; nil
+    /// when there is no such object.
+    public func read(_ location: S3Location, limit: Int = 1 << 20) async throws -> (data: Data, etag: String)? {
         do {
             let response = try await send(.GET, location, expecting: [200])
-            guard response.body.count <= 1 << 20 else {
-                throw S3ObjectTooLarge(location: location, size: Int64(response.body.count), limit: 1 << 20)
+            guard response.body.count <= limit else {
+                throw S3ObjectTooLarge(location: location, size: Int64(response.body.count), limit: Int64(limit))
             }
             return (response.body, response.headers.first(name: "etag") ?? "")
         } catch let error as S3Error where error.isNotFound {

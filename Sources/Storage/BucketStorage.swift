@@ -1,3 +1,4 @@
+import Foundation
 import Ingest
 import ObjectStorage
 import Transcode
@@ -97,6 +98,10 @@ public struct BucketStorage: RemoteStorage {
                 try await client.delete(try S3Location(bucket: bucket, key: key))
             }
         }
+    }
+
+    public func read(_ url: String, limit: Int) async throws -> Data? {
+        try await client.read(try Self.prefix(url), limit: limit)?.data
     }
 
     public func removeObject(_ url: String) async throws { try await client.delete(try Self.prefix(url)) }

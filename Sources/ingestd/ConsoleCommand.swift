@@ -15,9 +15,11 @@ struct ConsoleCommand: AsyncParsableCommand {
         discussion: """
         Pages under /console/ over the spool's store (--spool) or the fleet's \
         queue (--database): state tabs with counts, a filter kept in the URL, each job's \
-        attempts, limits, ladder and history, failures grouped by reason, leases and worker \
-        hosts, all following one shared snapshot live (Server-Sent Events). Processes no jobs.
-          ingestd console --spool /var/spool/ingestd --http 127.0.0.1:8090 --console-tokens-file /etc/ingestd/console.tokens
+        attempts, limits, ladder, player and history in words, charts of the last hour and day \
+        (published, rejected, failed per minute, time to playable p50/p95, queue depth, per \
+        host), failures grouped by reason, leases and worker hosts, all following one shared \
+        snapshot live (Server-Sent Events). Processes no jobs.
+          ingestd console --spool /var/spool/ingestd --cdn /srv/cdn --http 127.0.0.1:8090 --console-tokens-file /etc/ingestd/console.tokens
           ingestd console --database-url-file /run/secrets/db --http 0.0.0.0:8090 --console-tokens-file /etc/ingestd/console.tokens --cdn-url https://cdn.example.com
         The tokens file (mode 600) holds one `read TOKEN` or `operate TOKEN` per line; scripts \
         send `Authorization: Bearer TOKEN`, browsers log in at /console/login. `read` sees \
@@ -38,9 +40,12 @@ struct ConsoleCommand: AsyncParsableCommand {
 
     @OptionGroup var databaseOption: DatabaseOption
 
-    /// Accepted and ignored, for units written before each job recorded where its video plays.
-    @Option(help: .hidden)
+    @Option(help: ArgumentHelp(
+        "The CDN the workers publish to (a directory or s3://bucket/prefix): job pages show its posters and play its videos through the console itself, read-only, to logged-in operators, confined to this root. --cdn-url wins when both are given.",
+        valueName: "dir|s3://bucket/prefix"))
     var cdn: String?
+
+    @OptionGroup var storage: StorageOption
 
     @Option(help: ArgumentHelp("The public URL in front of the CDN: job pages play the ladder and show the poster from it.", valueName: "url"))
     var cdnUrl: String?
@@ -64,13 +69,25 @@ struct ConsoleCommand: AsyncParsableCommand {
         if let refresh, !(0.2...300).contains(refresh) { throw ValidationError("--refresh must be 0.2 to 300 seconds") }
     }
 
+    /// What `--cdn` names, read-only: a directory that exists (exit 78 otherwise), or a bucket prefix.
+    func media() throws -> ConsoleMediaSource? {
+        guard let cdn else { return nil }
+        if S3Location.isURL(cdn) {
+            let (prefix, bucket) = try storage.bucket(cdn)
+            return ConsoleMediaSource(root: prefix, storage: bucket)
+        }
+        let root = URL(fileURLWithPath: cdn).standardizedFileURL.path
+        try WorkerOptions.requireRoot("--cdn", root)
+        return ConsoleMediaSource(root: root, storage: nil)
+    }
+
     func run() async throws {
         let (host, port) = try WorkerOptions.address(http)
         let tokens = try Report.catching { try ConsoleTokens(path: consoleTokensFile) }
         let preset = try Report.catching { try presetOption.load() }
         let logger = Log.make(label: "ingestd.console", format: logFormat, defaultLevel: .info)
-        var configuration = ConsoleServer.Configuration(host: host, port: port, tokens: tokens, cdnURL: cdnUrl, fleet: spool == nil,
-                                                        limits: preset.limits)
+        var configuration = ConsoleServer.Configuration(host: host, port: port, tokens: tokens, cdnURL: cdnUrl, media: try media(),
+                                                        fleet: spool == nil, limits: preset.limits)
         if let spool {
             let layout = SpoolLayout(root: spool)
             try WorkerOptions.requireRoot("--spool", layout.root)

@@ -14,6 +14,9 @@ public protocol JobBrowser: Sendable {
     func latest(perState limit: Int) async throws -> [JobRow]
     /// Job `id`'s events, oldest first (its last `limit`).
     func history(_ id: String, limit: Int) async throws -> [JobHistoryEvent]
+    /// What ended, became playable and entered or left the queue from `since` on, in
+    /// `step`-second buckets, per bucket and per window, for every host and each (the charts).
+    func activity(since: Date, step: Int) async throws -> [ActivityTally]
     /// Calls `wake` whenever a job may have changed (the queue's notifications), until
     /// cancelled; a store without notifications returns at once (the console then polls).
     func changes(_ wake: @escaping @Sendable () -> Void) async

@@ -1,3 +1,4 @@
+import Foundation
 import Transcode
 
 /// Inputs and outputs that are not on this host's file system (a bucket: the `Storage` module's
@@ -36,6 +37,9 @@ public protocol RemoteStorage: Sendable {
     /// only if the pointer is still `current` (created only if absent when nil); throws
     /// ``PointerMoved`` when another writer changed it meanwhile. Returns the version prefix.
     func publish(_ directory: String, to output: String, replacing current: RemotePointer?) async throws -> String
+    /// The object at `url` (`s3://bucket/key`), nil when there is none; throws when it is larger
+    /// than `limit` bytes (the console's read-only view of a bucket CDN).
+    func read(_ url: String, limit: Int) async throws -> Data?
     /// Deletion: every object under `output/`, relative to it (`current.json`, `t3/master.m3u8`…).
     func objects(under output: String) async throws -> [String]
     /// Deletion: removes every object under `output/`: the pointer first, then the masters, then the rest.
