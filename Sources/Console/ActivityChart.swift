@@ -16,7 +16,7 @@ struct ActivityChart {
             bars(series, buckets.map { Double(value(series, $0.tally)) })
         }
         parts.append(playable(buckets))
-        parts.append(bars("queued", buckets.map { Double($0.depth ?? 0) }, label: "queue depth"))
+        parts.append(bars("queued", buckets.map { Double($0.depth ?? 0) }, label: "jobs queued"))
         return parts.joined(separator: "\n") + axis
     }
 
@@ -33,7 +33,8 @@ struct ActivityChart {
     /// One strip of bars, highest value on its scale.
     func bars(_ series: String, _ values: [Double], label: String? = nil) -> String {
         let top = max(1, values.max() ?? 0), height = Self.strip - 14
-        var svg = header(series, label: "\(label ?? series) per \(stepName): up to \(Self.number(top))")
+        let per = series == "queued" ? "at the end of each \(stepName)" : "per \(stepName)"
+        var svg = header(series, label: "\(label ?? series) \(per): up to \(Self.number(top))")
         for (index, value) in values.enumerated() {
             let x = Self.left + Double(index) * barWidth, h = value / top * height
             svg += "<g class=\"bucket\"><title>\(title(index)): \(Self.number(value)) \(label ?? series)</title>"
@@ -59,7 +60,8 @@ struct ActivityChart {
             let d = points.map { "\(f($0.0)),\(f($0.1))" }.joined(separator: " ")
             svg += "<polyline data-series=\"\(key)\" points=\"\(d)\" fill=\"none\" stroke=\"#1d2330\" stroke-width=\"1.5\"\(dash)/>"
             svg += points.count == 1 ? "<circle cx=\"\(f(last.0))\" cy=\"\(f(last.1))\" r=\"2\" fill=\"#1d2330\"/>" : ""
-            svg += "<text x=\"\(f(min(last.0 + 3, Self.width - 22)))\" y=\"\(f(last.1 - 2))\" font-size=\"9\">\(key)</text>"
+            let y = key == "p50" ? min(last.1 + 10, Self.strip - 3) : max(last.1 - 3, 20)
+            svg += "<text x=\"\(f(min(last.0 + 3, Self.width - 22)))\" y=\"\(f(y))\" font-size=\"9\">\(key)</text>"
         }
         for (index, bucket) in buckets.enumerated() where bucket.tally.playable > 0 {
             let t = bucket.tally

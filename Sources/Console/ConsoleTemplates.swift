@@ -75,7 +75,7 @@ enum ConsoleTemplates {
         {{#reason}}<dt>reason</dt><dd><code>{{code}}</code> {{message}}</dd>{{/reason}}
         {{#output}}<dt>output</dt><dd><code>{{output}}</code></dd>{{/output}}</dl>
         <h2>Attempts</h2><table class="attempts"><thead><tr><th>#</th><th>host</th><th>waited in the queue</th><th>started</th><th>took</th><th>result</th><th>reason</th></tr></thead><tbody>
-        {{#attemptRows}}<tr><td>{{number}}</td><td>{{host}}</td><td>{{waited}}</td><td><time datetime="{{startedISO}}" title="{{startedISO}}">{{started}}</time></td>
+        {{#attemptRows}}<tr class="attempt" data-number="{{number}}" data-result="{{result}}"><td>{{number}}</td><td>{{host}}</td><td>{{waited}}</td><td><time datetime="{{startedISO}}" title="{{startedISO}}">{{started}}</time></td>
         <td>{{took}}</td><td>{{result}}</td><td><code>{{code}}</code>
         {{#log}}<details><summary>the job process's last lines</summary><pre class="log">{{log}}</pre></details>{{/log}}</td></tr>{{/attemptRows}}
         {{^attemptRows}}<tr><td colspan="7" class="empty">No attempt yet.</td></tr>{{/attemptRows}}</tbody></table>

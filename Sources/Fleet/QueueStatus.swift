@@ -24,6 +24,8 @@ public struct QueueStatus: Codable, Sendable {
     public var jobs: [Job]
     /// The webhook outbox (`ingestd_webhooks`): counts, pending events next due first, then dead ones.
     public var webhooks: OutboxStatus?
+    /// What ended and became playable in the last hour (the console's hour window, in total).
+    public var lastHour: ActivityTally?
 
     /// Reads the counts and the `limit` most recently changed jobs.
     public static func read(_ client: PostgresClient, limit: Int, logger: Logger) async throws -> QueueStatus {

@@ -46,7 +46,7 @@ public final class ConsoleProcess {
     public var base: String { "http://127.0.0.1:\(port)" }
 
     /// `store`: `--spool DIR` or `--database URL` (and more options, such as `--refresh`).
-    public init(_ store: [String], directory: String, log: String? = nil) throws {
+    public init(_ store: [String], directory: String, log: String? = nil, environment: [String: String] = [:]) throws {
         port = try PostgresServer.freePort()
         let tokens = "\(directory)/console.tokens"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -54,6 +54,7 @@ public final class ConsoleProcess {
                                        attributes: [.posixPermissions: 0o600])
         process.executableURL = URL(fileURLWithPath: Paths.binary)
         process.arguments = ["console", "--http", "127.0.0.1:\(port)", "--console-tokens-file", tokens] + store
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         if let log { _ = FileManager.default.createFile(atPath: log, contents: nil) }
@@ -71,10 +72,11 @@ public final class ConsoleProcess {
         process.waitUntilExit()
     }
 
-    /// One request with curl: the status and body. `token`: sent as a Bearer token.
+    /// One request with curl (the path sent as it is, `..` included): the status and body.
+    /// `token`: sent as a Bearer token.
     public func request(_ method: String, _ path: String, token: String?, headers: [String: String] = [:],
                         form: String? = nil) throws -> (status: Int, body: String) {
-        var arguments = ["-s", "-X", method, "-w", "\n%{http_code}"]
+        var arguments = ["-s", "--path-as-is", "-X", method, "-w", "\n%{http_code}"]
         if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
         for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
         if let form { arguments += ["--data-raw", form] }
@@ -95,37 +97,45 @@ public final class ConsoleProcess {
     /// Runs `chromium_console.py` (see there): log in, retry `job` from the list and watch it
     /// publish live, a cross-site post for `cross`, a read token's controls and post.
     public func drive(job: String, cross: String, timeout: Int, shots: String) throws -> [String: Any] {
-        let script = "\(Paths.root)/Tests/IngestdTesting/chromium_console.py"
-        let result = try Tool.run("python3", [script, base, operateToken, readToken, job, cross, "\(timeout)", shots],
-                                  environment: Chromium.binary.map { ["CHROMIUM": $0] } ?? [:])
-        guard result.status == 0, let answer = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
-            throw Tool.ProbeFailure(message: "chromium_console.py: \(result.status) \(result.stdout) \(result.stderr)")
-        }
-        return answer
+        try script([base, operateToken, readToken, job, cross, "\(timeout)", shots])
     }
 
     /// Deletes `job` from its page as an operator (`chromium_console.py --delete`), after a read
     /// token and a cross-site page were refused, while another tab watches the deleted view.
     public func driveDeletion(job: String, timeout: Int) throws -> [String: Any] {
-        let script = "\(Paths.root)/Tests/IngestdTesting/chromium_console.py"
-        let result = try Tool.run("python3", [script, "--delete", base, operateToken, readToken, job, "\(timeout)"],
+        try script(["--delete", base, operateToken, readToken, job, "\(timeout)"])
+    }
+
+    /// Logs in with the read token and opens the overview (`chromium_console.py --overview`):
+    /// each chart's bars summed by series, the hover titles, the summary line, a screenshot.
+    public func overview(timeout: Int, shot: String) throws -> [String: Any] {
+        try script(["--overview", base, readToken, "\(timeout)", shot])
+    }
+
+    /// Runs `chromium_console.py` with `arguments`: its one JSON object.
+    func script(_ arguments: [String]) throws -> [String: Any] {
+        let result = try Tool.run("python3", ["\(Paths.root)/Tests/IngestdTesting/chromium_console.py"] + arguments,
                                   environment: Chromium.binary.map { ["CHROMIUM": $0] } ?? [:])
         guard result.status == 0, let answer = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
-            throw Tool.ProbeFailure(message: "chromium_console.py --delete: \(result.status) \(result.stdout) \(result.stderr)")
+            throw Tool.ProbeFailure(message: "chromium_console.py \(arguments.first ?? ""): \(result.status) \(result.stdout) \(result.stderr)")
         }
         return answer
+    }
+
+    /// The rows of a job page's attempts table as `number result` (`1 published`), by the read token.
+    public func attemptRows(_ id: String) throws -> [String] {
+        let page = try request("GET", "/console/jobs/\(id)", token: readToken)
+        return page.body.components(separatedBy: "<tr class=\"attempt\"").dropFirst().map { row in
+            let number = row.firstMatch(of: /data-number="([0-9]*)"/).map { String($0.1) } ?? ""
+            let result = row.firstMatch(of: /data-result="([a-z_]*)"/).map { String($0.1) } ?? ""
+            return "\(number) \(result)"
+        }
     }
 
     /// Logs in with the read token, opens `job`'s page and plays its player (`chromium_console.py
     /// --play`): `player` (currentTime, videoHeight, src, error; nil when the page has none), `page_errors`.
     public func play(job: String, timeout: Int) throws -> [String: Any] {
-        let script = "\(Paths.root)/Tests/IngestdTesting/chromium_console.py"
-        let result = try Tool.run("python3", [script, "--play", base, readToken, job, "\(timeout)"],
-                                  environment: Chromium.binary.map { ["CHROMIUM": $0] } ?? [:])
-        guard result.status == 0, let answer = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
-            throw Tool.ProbeFailure(message: "chromium_console.py --play: \(result.status) \(result.stdout) \(result.stderr)")
-        }
-        return answer
+        try script(["--play", base, readToken, job, "\(timeout)"])
     }
 }
 

@@ -16,7 +16,8 @@ DevTools protocol on a pipe (Benchmarks/lib/hls_play.py's CDP class). In order:
   4. A cross-site page (a data: URL) posts a retry of CROSS_JOB: its answer's status.
   5. A second browser context logs in with READ_TOKEN: the boxes and buttons it is shown, and
      the status of a same-origin POST its page makes anyway.
-`--play` plays one job's page; `--delete` deletes one from its page (see delete_only).
+`--play` plays one job's page; `--delete` deletes one from its page (see delete_only);
+`--overview` reads the overview's charts (see overview_only).
 
 Prints one JSON object; the test checks it. Screenshots are PNG files; `distinct` counts the
 distinct byte values of the decoded pixels (a blank page has a handful).
@@ -124,6 +125,35 @@ def play_only(base, token, job, timeout):
     print(json.dumps(out))
 
 
+CHARTS = """JSON.stringify(Object.fromEntries([...document.querySelectorAll('svg.chart[data-series]')].map(svg => [svg.dataset.series, {
+  sum: [...svg.querySelectorAll('rect[data-value]')].reduce((n, r) => n + Number(r.dataset.value), 0),
+  bars: svg.querySelectorAll('rect[data-value]').length,
+  lines: [...svg.querySelectorAll('polyline')].map(p => p.dataset.series),
+  titles: [...svg.querySelectorAll('title')].map(t => t.textContent).filter(t => !/: 0 /.test(t)),
+  label: svg.getAttribute('aria-label'),
+  width: svg.getBoundingClientRect().width}])))"""
+
+
+def overview_only(base, token, timeout, shot):
+    """`--overview BASE TOKEN TIMEOUT SHOT`: logs in, opens the overview, waits for its charts
+    (and for the live stream to have replaced them once), and reads them: per series the sum of
+    its bars, their count, its lines, its hover titles; the summary line; a screenshot."""
+    cdp = hls_play.CDP(hls_play.find_chromium())
+    try:
+        s = open_tab(cdp)
+        out = {"login": login(cdp, s, base, token, timeout), "overview": loaded(cdp, s, base + "/console/", timeout)}
+        wait_for(cdp, s, "!!document.querySelector('svg.chart') && !!document.body.dataset.shown", timeout)
+        out["charts"] = json.loads(js(cdp, s, CHARTS) or "{}")
+        out["summary"] = js(cdp, s, "(document.querySelector('.activity .summary') || {}).textContent")
+        out["hosts"] = js(cdp, s, "[...document.querySelectorAll('table.hosts tbody tr')].map(tr => tr.innerText)")
+        out["shot"] = screenshot(cdp, s, shot)
+        out["page_errors"] = [e["params"]["exceptionDetails"].get("text") for e in cdp.drain()
+                              if e.get("method") == "Runtime.exceptionThrown"]
+    finally:
+        cdp.close()
+    print(json.dumps(out))
+
+
 def cross_site_post(cdp, session, base, route, fields, timeout):
     """A page on another site (a data: URL) posts `fields` to `route`: the status it gets."""
     inputs = "".join(f"<input name={name} value='{value}'>" for name, value in fields.items())
@@ -181,6 +211,8 @@ def delete_only(base, operate, read, job, timeout):
 def main():
     if sys.argv[1] == "--play":
         return play_only(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
+    if sys.argv[1] == "--overview":
+        return overview_only(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5])
     if sys.argv[1] == "--delete":
         return delete_only(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], float(sys.argv[6]))
     base, operate, read, job, cross, timeout, shots = sys.argv[1:8]

@@ -1,5 +1,5 @@
 import Foundation
-import Ingest
+@testable import Ingest
 import Testing
 
 /// The console's charts from either store's tallies (no server needed): buckets aligned as
@@ -32,5 +32,19 @@ struct JobActivityTests {
         #expect(activity.hosts.map(\.name) == ["h1", "h2"])
         #expect(activity.hosts[1].total.published == 1 && activity.hosts[1].total.failed == 1 && activity.hosts[1].buckets[58].tally.playableP50 == 2.0)
         #expect(ActivityTally.percentile(0.95, of: (1...20).map(Double.init)) == 19 && ActivityTally.percentile(0.5, of: [4]) == 4)
+    }
+
+    @Test func theEventLogIsReadBackwardsAcrossChunks() throws {
+        let path = NSTemporaryDirectory() + "tail-\(UUID().uuidString).ndjson"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let lines = (0..<100).map { "{\"n\":\(String(repeating: "x", count: $0 % 13)),\"i\":\($0)}" }
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        for chunk in [7, 37, 1 << 16] {
+            var read: [String] = []
+            #expect(EventLogTail.lines(of: path, chunk: chunk) { read.append(String($0)); return true } == false)
+            #expect(read == lines.reversed(), "chunk \(chunk)")
+            var some = 0
+            #expect(EventLogTail.lines(of: path, chunk: chunk) { _ in some += 1; return some < 10 } == true && some == 10)
+        }
     }
 }

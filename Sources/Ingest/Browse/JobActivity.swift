@@ -21,7 +21,7 @@ public enum ActivityWindow: String, Sendable, CaseIterable {
 
 /// What a store's jobs did in one bucket of a window, for every host (`host` nil) or one, or
 /// over the whole window (`bucket` nil): ``JobBrowser/activity(since:step:)``'s rows.
-public struct ActivityTally: Sendable, Equatable {
+public struct ActivityTally: Codable, Sendable, Equatable {
     /// The bucket's index from the window's start; nil: the whole window.
     public var bucket: Int?
     /// The worker host whose attempts these are; nil: every host (and the queue's own counts).
@@ -30,7 +30,8 @@ public struct ActivityTally: Sendable, Equatable {
     public var published = 0
     public var rejected = 0
     public var failed = 0
-    /// Jobs that entered the queue (new, retried, released) and that were claimed from it.
+    /// Jobs that entered the queue (new, retried, released) and that left it (claimed by an
+    /// attempt, or handed on to the fleet's queue).
     public var entered = 0
     public var claimed = 0
     /// Seconds from upload to playable: the median and the 95th percentile (nearest rank).
@@ -42,6 +43,15 @@ public struct ActivityTally: Sendable, Equatable {
     public init(bucket: Int?, host: String?) {
         self.bucket = bucket
         self.host = host
+    }
+}
+
+extension JobBrowser {
+    /// The last hour's figures for every host, as the console's hour window totals them
+    /// (`status --json`'s `lastHour`).
+    public func lastHour(now: Date = Date()) async throws -> ActivityTally {
+        let tallies = try await activity(since: ActivityWindow.hour.start(now: now), step: ActivityWindow.hour.step)
+        return tallies.first { $0.bucket == nil && $0.host == nil } ?? ActivityTally(bucket: nil, host: nil)
     }
 }
 

@@ -19,6 +19,8 @@ public struct SpoolStatus: Codable, Sendable {
     public var states: JobStoreStatus
     /// Uploads in `incoming/` plus jobs waiting in `work/` (retries, orphans).
     public var queueDepth: Int
+    /// What ended and became playable in the last hour (the console's hour window, in total).
+    public var lastHour: ActivityTally?
     public var inFlight: [InFlight]
     public var counts: [String: Int]
     /// The latest rejections and failures, newest first.

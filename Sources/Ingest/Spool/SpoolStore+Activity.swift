@@ -26,8 +26,10 @@ extension SpoolStore {
         else { return nil }
         let kind: ActivityEvent.Kind
         switch name {
-        case "queued", "retried", "retry", "interrupted": kind = .entered
-        case "attempt": kind = .claimed
+        // The intake's `claimed` (no `worker`) takes an upload into the spool's queue; an attempt
+        // takes it out, as does `queued` (handed on to the fleet's queue by `watch --database`).
+        case "claimed", "retried", "retry", "interrupted": kind = .entered
+        case "attempt", "queued": kind = .claimed
         case "published": kind = .published
         case "rejected": kind = .rejected
         case "failed": kind = .failed
@@ -37,7 +39,7 @@ extension SpoolStore {
             kind = .playable(after: after)
         default: return nil
         }
-        return ActivityEvent(at: time, kind: kind, host: kind == .entered ? nil : host)
+        return ActivityEvent(at: time, kind: kind, host: kind == .entered || name == "queued" ? nil : host)
     }
 
     /// A string field's value in a log line (written with sorted keys and no escapes in these).
