@@ -8,7 +8,9 @@ import Ingest
 /// at most eight plain names (letters, digits, `.`, `_`, `-`, none starting with a dot, so no
 /// `..` and no deletion's or staging's hidden directory), starting with a job id and ending in a
 /// media file's extension; a directory CDN's file must be a regular file whose real path is the
-/// one asked for (no link anywhere on the way). Anything else is a 404.
+/// one asked for (no link anywhere on the way). Anything else is a 404. A request from another
+/// site is refused as a write would be (403), and every answer is `Cross-Origin-Resource-Policy:
+/// same-origin`, so no other page can embed what an operator may see.
 struct ConsoleMediaRoutes {
     let source: ConsoleMediaSource
 
@@ -18,6 +20,7 @@ struct ConsoleMediaRoutes {
 
     func media(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
         _ = try context.requireIdentity()
+        if let foreign = ConsoleWriteCheck.crossSite(request) { return .problem(.forbidden, "refused: a request from another site (\(foreign))") }
         let components = context.parameters.getCatchAll().map(String.init)
         guard let type = Self.confined(components) else { return .problem(.notFound, "not a published file under the CDN root") }
         guard let data = try await source.read(components.joined(separator: "/")) else { return .problem(.notFound, "no such file") }

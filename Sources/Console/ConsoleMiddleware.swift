@@ -21,6 +21,7 @@ struct ConsoleHeaders<Context: RequestContext>: RouterMiddleware {
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[.xFrameOptions] = "DENY"
         response.headers[.referrerPolicy] = "same-origin"
+        response.headers[.crossOriginResourcePolicy] = "same-origin"
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         return response
     }
@@ -28,6 +29,7 @@ struct ConsoleHeaders<Context: RequestContext>: RouterMiddleware {
 
 extension HTTPField.Name {
     static let secFetchSite = Self("Sec-Fetch-Site")!
+    static let crossOriginResourcePolicy = Self("Cross-Origin-Resource-Policy")!
     static let xFrameOptions = Self("X-Frame-Options")!
     static let referrerPolicy = Self("Referrer-Policy")!
 }

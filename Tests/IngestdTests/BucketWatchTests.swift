@@ -88,12 +88,14 @@ struct BucketWatchTests {
         let keys = try #require(try S3Check.run(server, ["list", server.bucket, "cdn/\(id)/"]) as? [String])
         #expect(keys.allSatisfy { $0 == "cdn/\(id)/current.json" || $0.hasPrefix("cdn/\(relative)/") }, "\(keys)")
 
-        // The console's job page plays the version's ladder straight from the bucket, in Chromium.
-        let console = try ConsoleProcess(["--spool", spool, "--cdn-url", "\(server.endpoint)/media/cdn/"],
-                                         directory: base, log: "\(base)/console.log")
+        // The console's job page plays the version's ladder from the bucket, read through the
+        // console itself (no public URL), in Chromium.
+        let console = try ConsoleProcess(["--spool", spool, "--cdn", "s3://media/cdn", "--s3-endpoint", server.endpoint],
+                                         directory: base, log: "\(base)/console.log", environment: server.environment)
         let answer = try console.play(job: id, timeout: 60)
         let player = try #require(answer["player"] as? [String: Any], "the job's page has a player: \(answer)")
-        #expect(player["src"] as? String == "\(server.endpoint)/media/cdn/\(relative)/master.m3u8", "\(player)")
+        #expect(player["src"] as? String == "\(console.base)/console/media/\(relative)/master.m3u8", "\(player)")
+        #expect(try console.request("GET", "/console/media/\(relative)/../../../secret.json", token: console.readToken).status == 404)
         #expect((player["currentTime"] as? Double ?? 0) >= 1 && (player["videoHeight"] as? Int ?? 0) > 0, "\(player)")
         #expect((answer["page_errors"] as? [String] ?? []).isEmpty, "\(answer)")
         _ = daemon

@@ -23,8 +23,10 @@ struct ConsoleFleetTests {
             _ = slow
         }
         let failed = try server.sql("SELECT id FROM ingestd_jobs ORDER BY id").split(separator: "\n").map(String.init)
-        let worker = try FleetTests.Worker(database: server.url, cdn: cdn, uploads: uploads, name: "console-steady")
-        let console = try ConsoleProcess(["--database", server.url, "--refresh", "1"], directory: base, log: "\(base)/console.log")
+        let http = try PostgresServer.freePort()
+        let worker = try FleetTests.Worker(database: server.url, cdn: cdn, uploads: uploads, name: "console-steady",
+                                           extra: ["--http", "127.0.0.1:\(http)"])
+        let console = try ConsoleProcess(["--database", server.url, "--refresh", "1", "--cdn", cdn], directory: base, log: "\(base)/console.log")
 
         // The list says what `status --database --json` says.
         let listed = try console.json("/console/jobs")["jobs"] as? [[String: Any]] ?? []
@@ -48,6 +50,28 @@ struct ConsoleFleetTests {
         #expect((answer["page_errors"] as? [String] ?? []).isEmpty, "\(answer["page_errors"] ?? "")")
         #expect(try fleet.counts(server) == ["published": 1, "failed": 1])
         #expect(try server.sql("SELECT state FROM ingestd_jobs WHERE id = '\(failed[1])'") == "failed")
+        let player = answer["player"] as? [String: Any] ?? [:]
+        #expect((player["currentTime"] as? Double ?? 0) >= 1 && (player["src"] as? String)?.contains("/console/media/\(failed[0])/") == true,
+                "the job's page plays through the console: \(player)")
+
+        // The attempts tables show the store's attempts (its `claimed` events), no more.
+        for (id, expected) in [(failed[0], ["1 failed", "1 published"]), (failed[1], ["1 failed"])] {
+            let claims = try server.sql("SELECT count(*) FROM ingestd_job_events WHERE job_id = '\(id)' AND event = 'claimed'")
+            let rows = try console.attemptRows(id)
+            #expect(rows == expected && claims == "\(expected.count)", "\(id): \(rows), \(claims) claims")
+        }
+        // The charts count what the worker's /metrics counted, and what the store recorded.
+        let metrics = try Tool.run("curl", ["-s", "http://127.0.0.1:\(http)/metrics"]).stdout
+        #expect(metrics.contains("ingestd_jobs_total{result=\"published\"} 1"), "\(metrics.prefix(600))")
+        let hour = try console.json("/console/?window=hour")
+        let total = hour["total"] as? [String: Any] ?? [:]
+        #expect(total["published"] as? Int == 1 && total["failed"] as? Int == 2 && total["playable"] as? Int == 1, "\(total)")
+        let hosts = hour["hosts"] as? [[String: Any]] ?? []
+        #expect(hosts.count == 1 && (hosts.first?["total"] as? [String: Any])?["published"] as? Int == 1, "one host here: \(hosts)")
+        let reported = try Tool.run(Paths.binary, ["status", "--database", server.url, "--json"])
+        let lastHour = (try JSONSerialization.jsonObject(with: Data(reported.stdout.utf8)) as? [String: Any])?["lastHour"] as? [String: Any] ?? [:]
+        #expect(lastHour["published"] as? Int == 1 && lastHour["failed"] as? Int == 2 && lastHour["playableP50"] as? Double == total["playableP50"] as? Double,
+                "\(lastHour)")
         _ = worker
     }
 

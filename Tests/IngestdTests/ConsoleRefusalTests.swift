@@ -24,6 +24,9 @@ import Transcode
             #expect(browser.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true, "refusals carry the console's headers")
             for (uri, headers): (String, HTTPFields) in [
                 ("/console/", [.authorization: "Bearer not-a-token-at-all"]),
+                ("/console/?window=day", [:]),
+                ("/console/events?view=overview:day", [:]),
+                ("/console/media/job-a/master.m3u8", [.cookie: "ingestd_console=not-a-token-at-all"]),
                 ("/console/events", [.cookie: "ingestd_console=not-a-token-at-all"]),
                 ("/console/jobs/some-job", [.authorization: "Basic \(Self.operateToken)", .cookie: "ingestd_console=\(Self.operateToken)"]),
             ] {
@@ -39,6 +42,17 @@ import Transcode
         try await Self.console("read-token").test(.router) { client in
             let page = try await client.execute(uri: "/console/jobs", method: .get, headers: [.authorization: "Bearer \(Self.readToken)"])
             #expect(page.status == .ok && String(buffer: page.body).contains("All jobs"))
+            let read: HTTPFields = [.authorization: "Bearer \(Self.readToken)"]
+            let day = try await client.execute(uri: "/console/?window=day", method: .get, headers: read)
+            #expect(day.status == .ok && String(buffer: day.body).contains("data-window=\"day\"") && String(buffer: day.body).contains("svg class=\"chart\""))
+            let media = try await client.execute(uri: "/console/media/job-a/master.m3u8", method: .get, headers: read)
+            #expect(media.status == .ok && String(buffer: media.body) == "#EXTM3U\n" && media.headers[.contentType] == "application/vnd.apple.mpegurl"
+                    && media.headers[HTTPField.Name("Cross-Origin-Resource-Policy")!] == "same-origin")
+            for foreign: HTTPFields in [[HTTPField.Name("Sec-Fetch-Site")!: "cross-site"], [.origin: "http://evil.example"]] {
+                let embedded = try await client.execute(uri: "/console/media/job-a/master.m3u8", method: .get,
+                                                        headers: [.cookie: "ingestd_console=\(Self.readToken)"] + foreign)
+                #expect(embedded.status == .forbidden, "\(foreign)")
+            }
             for credential: HTTPFields in [[.authorization: "Bearer \(Self.readToken)"], [.cookie: "other=1; ingestd_console=\(Self.readToken)"]] {
                 let write = try await client.execute(uri: "/console/jobs/retry", method: .post, headers: credential + Self.form, body: ByteBuffer(string: "id=a"))
                 #expect(write.status == .forbidden && String(buffer: write.body) == "this token may read, not act (its role is read)\n")
@@ -105,9 +119,12 @@ import Transcode
                                                attributes: [.posixPermissions: 0o600]))
         let store = SpoolStore(layout: SpoolLayout(root: "\(base)/spool"))
         try await store.prepare()
+        try FileManager.default.createDirectory(atPath: "\(base)/cdn/job-a", withIntermediateDirectories: true)
+        try Data("#EXTM3U\n".utf8).write(to: URL(fileURLWithPath: "\(base)/cdn/job-a/master.m3u8"))
         var logger = Logger(label: "console-refusals")
         logger.logLevel = .error
-        let configuration = ConsoleServer.Configuration(host: "127.0.0.1", port: 0, tokens: try ConsoleTokens(path: tokensFile), fleet: false,
+        let configuration = ConsoleServer.Configuration(host: "127.0.0.1", port: 0, tokens: try ConsoleTokens(path: tokensFile),
+                                                        media: ConsoleMediaSource(root: "\(base)/cdn", storage: nil), fleet: false,
                                                         limits: Preset.builtIn.limits, refresh: .seconds(60))
         return try ConsoleServer.make(configuration, store: store, logger: logger)
     }
