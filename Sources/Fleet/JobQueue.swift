@@ -198,7 +198,7 @@ public struct JobQueue: Sendable {
                 UPDATE ingestd_jobs SET state = \(end.label), reason = \(reason)::jsonb, lease_until = NULL,
                        updated_at = now(), finished_at = now()
                  WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
-                RETURNING state
+                RETURNING state, coalesce(worker, '')
                 """, logger: logger)
         case .retried(_, let after):
             rows = try await connection.query("""
@@ -206,20 +206,22 @@ public struct JobQueue: Sendable {
                    SET state = 'queued', run_at = now() + make_interval(secs => \(after.seconds)), reason = \(reason)::jsonb,
                        lease_until = NULL, missing_on = '{}', missing_since = NULL, updated_at = now()
                  WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
-                RETURNING state
+                RETURNING state, coalesce(worker, '')
                 """, logger: logger)
         case .released:
             rows = try await connection.query("""
                 UPDATE ingestd_jobs SET state = 'queued', attempts = attempts - 1, run_at = greatest(run_at, now()), lease_until = NULL,
                        worker = NULL, updated_at = now()
                  WHERE id = \(claim.id) AND token = \(claim.token) AND state = 'running'
-                RETURNING state
+                RETURNING state, coalesce(worker, '')
                 """, logger: logger)
         case .published:
             preconditionFailure("a publish is recorded by publish(_:output:manifest:event:_:)")
         }
-        for try await state in rows.decode(String.self) {
+        for try await (state, worker) in rows.decode((String, String).self) {
             var data = ["attempt": "\(claim.attempt)"]
+            // Who ran it, for the console's per-host charts (a released job's worker is cleared).
+            if !worker.isEmpty { data["worker"] = worker }
             if let reason = end.reason { data["code"] = reason.code }
             if let log { data["log"] = log }
             try await event(claim.id, end.label == "retried" ? "retry" : end.label, data, on: connection)

@@ -3,8 +3,8 @@ import Ingest
 import PostgresNIO
 
 /// The console's charts over the queue: the window's events grouped in the database, per bucket
-/// and per window, for the fleet and per host (the host of an attempt's end is the worker of
-/// the claim before it). One statement; `ingestd_job_events_at` bounds it to the window.
+/// and per window, for the fleet and per host (an attempt's events name its worker). One
+/// statement; `ingestd_job_events_at` bounds it to the window.
 extension PostgresStore {
     public func activity(since: Date, step: Int) async throws -> [ActivityTally] {
         try await described {
@@ -12,10 +12,11 @@ extension PostgresStore {
                 let rows = try await connection.query("""
                     WITH e AS (
                         SELECT floor(extract(epoch FROM e.at - \(since)::timestamptz) / \(step))::integer AS bucket, e.event,
-                               CASE WHEN e.event = 'claimed' THEN split_part(e.data ->> 'worker', '/', 1)
-                                    WHEN e.event IN ('published', 'rejected', 'failed', 'playable') THEN
-                                        (SELECT split_part(c.data ->> 'worker', '/', 1) FROM ingestd_job_events c
-                                          WHERE c.job_id = e.job_id AND c.event = 'claimed' AND c.at <= e.at ORDER BY c.at DESC LIMIT 1)
+                               CASE WHEN e.event IN ('claimed', 'published', 'rejected', 'failed', 'playable') THEN
+                                   -- An attempt's events name its worker; one written before they did, its claim's.
+                                   split_part(coalesce(e.data ->> 'worker',
+                                                       (SELECT c.data ->> 'worker' FROM ingestd_job_events c WHERE c.job_id = e.job_id
+                                                           AND c.event = 'claimed' AND c.at <= e.at ORDER BY c.at DESC LIMIT 1)), '/', 1)
                                END AS host,
                                CASE WHEN e.event = 'playable' THEN (e.data ->> 'playableAfterSeconds')::float8 END AS after,
                                (e.event IN ('queued', 'retried', 'retry', 'released')

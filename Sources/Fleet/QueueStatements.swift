@@ -70,10 +70,10 @@ enum QueueStatements {
                 UPDATE ingestd_jobs SET state = 'published', output = $1::text, manifest = $2::text::jsonb, place = $5::text::jsonb,
                        lease_until = NULL, reason = NULL, missing_on = '{}', missing_since = NULL, updated_at = now(), finished_at = now()
                  WHERE id = $3::text AND token = $4::bigint AND state = 'running'
-                RETURNING id, attempts
+                RETURNING id, attempts, worker
             ), logged AS (
                 INSERT INTO ingestd_job_events (job_id, event, data)
-                SELECT id, 'published', jsonb_build_object('output', $1::text, 'attempt', attempts) FROM published
+                SELECT id, 'published', jsonb_build_object('output', $1::text, 'attempt', attempts, 'worker', worker) FROM published
             )
             SELECT 1 FROM published
             """
@@ -105,10 +105,10 @@ enum QueueStatements {
             WITH shown AS (
                 UPDATE ingestd_jobs SET playable_token = token, playable_at = now(), output = $1::text, place = $4::text::jsonb, updated_at = now()
                  WHERE id = $2::text AND token = $3::bigint AND state = 'running'
-                RETURNING id, attempts, extract(epoch FROM now() - created_at)::float8 AS after, extract(epoch FROM now())::float8 AS at
+                RETURNING id, attempts, worker, extract(epoch FROM now() - created_at)::float8 AS after, extract(epoch FROM now())::float8 AS at
             ), logged AS (
                 INSERT INTO ingestd_job_events (job_id, event, data)
-                SELECT id, 'playable', jsonb_build_object('output', $1::text, 'attempt', attempts,
+                SELECT id, 'playable', jsonb_build_object('output', $1::text, 'attempt', attempts, 'worker', worker,
                                                           'playableAfterSeconds', round(after::numeric, 3)) FROM shown
             )
             SELECT after, at FROM shown
