@@ -9,7 +9,8 @@ pages answer, with 100 000 jobs in a real PostgreSQL queue.
    role, `console`, so its statements are counted apart from the fill and the updater's.
 2. JOBS jobs (default 100 000): 90 % published, 5 % failed (four reason codes), 3 % rejected,
    1.5 % queued, 0.5 % running (20 workers with leases), changed over the last two days; three
-   events each for 1 000 of them; 20 worker heartbeats.
+   events each for 1 000 of them; for each job of the last day, the events the charts count
+   (queued, claimed, playable, its end; JOBS × 2 rows); 20 worker heartbeats.
 3. Page latency: each page 40 times in a row over one keep-alive connection (p50 / p95 / max ms):
    the overview, the all and failed tabs (the shared snapshot), the next page of a tab (a
    keyset read), a reason filter (with its "retry all" count), a text search, a job's detail, a
@@ -19,6 +20,8 @@ pages answer, with 100 000 jobs in a real PostgreSQL queue.
    Events, each receiving every snapshot). Beside them, the baseline: a console that counts per
    viewer, as Sidekiq's and Oban's dashboards did (each open page polls `GROUP BY state` and its
    list every 5 s), measured the same way for 50 viewers.
+5. The charts' one statement (#70): its duration in the database (`log_min_duration_statement`)
+   for the hour window (read with every snapshot) and the day's (once a minute), p50 and max.
 Prints a table and writes OUT_DIR/console.json.
 """
 import http.client
@@ -46,13 +49,28 @@ class Postgres(ThrowawayPostgres):
     """The queue (lib/throwaway_pg.py), logging every statement with its user."""
 
     def __init__(self, directory):
-        super().__init__(directory, options="-c log_statement=all -c \"log_line_prefix=%u \"")
+        super().__init__(directory, options="-c log_statement=all -c log_min_duration_statement=0 -c \"log_line_prefix=%u \"")
         self.console_url = f"postgres://console@127.0.0.1:{self.port}/ingestd"
 
     def console_statements(self):
         """Statements the `console` role has run so far (lines of the server's log)."""
         with open(self.log, errors="replace") as f:
             return sum(1 for line in f if line.startswith("console ") and re.search(r"LOG:  (statement|execute)", line))
+
+    def activity_durations(self):
+        """The charts' statement as the console ran it: milliseconds by window step (60: the hour, 900: the day)."""
+        durations, pending = {}, None
+        with open(self.log, errors="replace") as f:
+            for line in f:
+                match = re.match(r"console LOG:  duration: ([0-9.]+) ms  execute .*GROUPING SETS", line)
+                if match:
+                    pending = float(match.group(1))
+                    continue
+                if pending is not None and "DETAIL:  parameters:" in line:
+                    step = re.search(r"\$2 = '([0-9]+)'", line)
+                    durations.setdefault(step.group(1) if step else "?", []).append(pending)
+                    pending = None
+        return durations
 
 
 def fill(pg):
@@ -74,6 +92,13 @@ def fill(pg):
                                now() - (g::float8 / {JOBS}) * interval '2 days' AS at) s;
         INSERT INTO ingestd_job_events (job_id, event, data, at)
         SELECT id, e, '{{"attempt": 1}}', updated_at FROM ingestd_jobs, unnest(ARRAY['queued', 'attempt', 'published']) e WHERE id <= 'job-001000';
+        INSERT INTO ingestd_job_events (job_id, event, data, at)
+        SELECT id, e.name, jsonb_build_object('attempt', 1, 'worker', worker, 'playableAfterSeconds', 1 + (hashtext(id) & 1023) / 512.0),
+               updated_at - e.before
+          FROM ingestd_jobs,
+               LATERAL (VALUES ('queued', interval '5 seconds'), ('claimed', interval '4 seconds'), ('playable', interval '3 seconds'),
+                               (state, interval '0 seconds')) e(name, before)
+         WHERE updated_at > now() - interval '1 day' AND state IN ('published', 'failed', 'rejected');
         INSERT INTO ingestd_hosts (name, version, started_at, seen_at, ready, running)
         SELECT 'host-' || g || '/' || (1000 + g), '0.2.0', now() - interval '1 hour', now(), true, 1 FROM generate_series(0, 19) g;
         CREATE ROLE console LOGIN;
@@ -244,6 +269,16 @@ def main():
         ratio = results["load"][1]["statements"] / max(1, results["load"][0]["statements"])
         print(f"50 open pages / 1 open page, console statements: x{ratio:.2f}")
         results["ratio_50_to_1"] = ratio
+        durations = pg.activity_durations()
+        results["activity_ms"] = {}
+        for step, window in (("60", "hour"), ("900", "day")):
+            times = sorted(durations.get(step, []))
+            if times:
+                results["activity_ms"][window] = {"p50": statistics.median(times), "max": times[-1], "reads": len(times)}
+                print(f"the charts' statement, {window} window: p50 {statistics.median(times):.1f} ms, max {times[-1]:.1f} ms "
+                      f"({len(times)} reads)")
+        events = pg.sql("SELECT count(*) FROM ingestd_job_events WHERE at > now() - interval '1 day'").strip()
+        print(f"  over {events} events in the last day")
         worst = max(r["p95"] for r in results["pages"].values())
         print(f"slowest page p95: {worst:.1f} ms (target: well under 100 ms)")
         with open(os.path.join(OUT, "console.json"), "w") as f:
