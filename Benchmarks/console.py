@@ -58,18 +58,24 @@ class Postgres(ThrowawayPostgres):
             return sum(1 for line in f if line.startswith("console ") and re.search(r"LOG:  (statement|execute)", line))
 
     def activity_durations(self):
-        """The charts' statement as the console ran it: milliseconds by window step (60: the hour, 900: the day)."""
-        durations, pending = {}, None
+        """The charts' statement as the console ran it: milliseconds by window step (60: the hour,
+        900: the day). With log_statement on, an execute's duration is a bare line after its text
+        and parameters."""
+        durations, statement, step = {}, None, None
         with open(self.log, errors="replace") as f:
             for line in f:
-                match = re.match(r"console LOG:  duration: ([0-9.]+) ms  execute .*GROUPING SETS", line)
-                if match:
-                    pending = float(match.group(1))
-                    continue
-                if pending is not None and "DETAIL:  parameters:" in line:
-                    step = re.search(r"\$2 = '([0-9]+)'", line)
-                    durations.setdefault(step.group(1) if step else "?", []).append(pending)
-                    pending = None
+                if line.startswith("console LOG:  execute "):
+                    statement, step = "", None
+                elif line.startswith("console DETAIL:  parameters:") and statement is not None:
+                    found = re.search(r"\$2 = '([0-9]+)'", line)
+                    step = found.group(1) if found and "GROUPING SETS" in statement else None
+                elif line.startswith("console LOG:  duration:") and statement is not None:
+                    found = re.match(r"console LOG:  duration: ([0-9.]+) ms\s*$", line)
+                    if found and step:
+                        durations.setdefault(step, []).append(float(found.group(1)))
+                    statement = None
+                elif statement is not None:
+                    statement += line
         return durations
 
 

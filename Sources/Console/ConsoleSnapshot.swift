@@ -2,6 +2,7 @@ import Foundation
 import Ingest
 import Logging
 import ServiceLifecycle
+import Transcode
 
 /// The one read of the store every console viewer shares (as River UI and Oban Web learned to
 /// do: a count per viewer per second made their UIs the database's load). Refreshed when the
@@ -27,7 +28,8 @@ public actor ConsoleSnapshot: Service {
     let pageSize: Int
     let logger: Logger
     private var current: Shared?
-    private var dayReadAt: Date?
+    /// When each window was last read, and how long that took in seconds.
+    private var activityReads: [ActivityWindow: (at: Date, took: Double)] = [:]
     private var subscribers: [Int: AsyncStream<Shared>.Continuation] = [:]
     private var nextSubscriber = 0
     private let wakeups: AsyncStream<Void>
@@ -97,15 +99,18 @@ public actor ConsoleSnapshot: Service {
         }
     }
 
-    /// Each window's activity: the hour read now, the day when its last read is a minute old.
+    /// Each window's activity, read again when due: the hour with every refresh, the day once a
+    /// minute, and either no sooner than 20 times its last read's duration after it (the charts'
+    /// statement grows with the window's events: it takes at most a twentieth of the store's time).
     private func activity(queued: Int) async throws -> [ActivityWindow: JobActivity] {
         var windows = current?.activity ?? [:]
-        let now = Date()
         for window in ActivityWindow.allCases {
-            if window == .day, let read = dayReadAt, now.timeIntervalSince(read) < 60 { continue }
+            let now = Date()
+            if let last = activityReads[window], now.timeIntervalSince(last.at) < max(window == .day ? 60 : 0, 20 * last.took) { continue }
+            let started = ContinuousClock.now
             let tallies = try await browser.activity(since: window.start(now: now), step: window.step)
             windows[window] = JobActivity(window: window, now: now, tallies: tallies, queuedNow: queued)
-            if window == .day { dayReadAt = now }
+            activityReads[window] = (now, (ContinuousClock.now - started).seconds)
         }
         return windows
     }
