@@ -111,18 +111,24 @@ def play(cdp, session, timeout):
     return json.loads(js(cdp, session, PLAYER))
 
 
-def play_only(base, token, job, timeout):
-    """`--play BASE TOKEN JOB TIMEOUT`: logs in, opens JOB's page and plays its player."""
+def signed_in(base, token, path, timeout, read):
+    """Logs in with `token`, opens `path`, lets `read(cdp, session, out)` fill `out`, adds the
+    page's script errors and prints it."""
     cdp = hls_play.CDP(hls_play.find_chromium())
     try:
         s = open_tab(cdp)
-        out = {"login": login(cdp, s, base, token, timeout), "detail": loaded(cdp, s, f"{base}/console/jobs/{job}", timeout)}
-        out["player"] = play(cdp, s, timeout)
+        out = {"login": login(cdp, s, base, token, timeout), "page": loaded(cdp, s, base + path, timeout)}
+        read(cdp, s, out)
         out["page_errors"] = [e["params"]["exceptionDetails"].get("text") for e in cdp.drain()
                               if e.get("method") == "Runtime.exceptionThrown"]
     finally:
         cdp.close()
     print(json.dumps(out))
+
+
+def play_only(base, token, job, timeout):
+    """`--play BASE TOKEN JOB TIMEOUT`: logs in, opens JOB's page and plays its player."""
+    signed_in(base, token, f"/console/jobs/{job}", timeout, lambda cdp, s, out: out.update(player=play(cdp, s, timeout)))
 
 
 CHARTS = """JSON.stringify(Object.fromEntries([...document.querySelectorAll('svg.chart[data-series]')].map(svg => [svg.dataset.series, {
@@ -138,20 +144,13 @@ def overview_only(base, token, timeout, shot):
     """`--overview BASE TOKEN TIMEOUT SHOT`: logs in, opens the overview, waits for its charts
     (and for the live stream to have replaced them once), and reads them: per series the sum of
     its bars, their count, its lines, its hover titles; the summary line; a screenshot."""
-    cdp = hls_play.CDP(hls_play.find_chromium())
-    try:
-        s = open_tab(cdp)
-        out = {"login": login(cdp, s, base, token, timeout), "overview": loaded(cdp, s, base + "/console/", timeout)}
+    def read(cdp, s, out):
         wait_for(cdp, s, "!!document.querySelector('svg.chart') && !!document.body.dataset.shown", timeout)
         out["charts"] = json.loads(js(cdp, s, CHARTS) or "{}")
         out["summary"] = js(cdp, s, "(document.querySelector('.activity .summary') || {}).textContent")
         out["hosts"] = js(cdp, s, "[...document.querySelectorAll('table.hosts tbody tr')].map(tr => tr.innerText)")
         out["shot"] = screenshot(cdp, s, shot)
-        out["page_errors"] = [e["params"]["exceptionDetails"].get("text") for e in cdp.drain()
-                              if e.get("method") == "Runtime.exceptionThrown"]
-    finally:
-        cdp.close()
-    print(json.dumps(out))
+    signed_in(base, token, "/console/", timeout, read)
 
 
 def cross_site_post(cdp, session, base, route, fields, timeout):
