@@ -50,8 +50,18 @@ put vid2/master.m3u8 $'#EXTM3U\n360p/index.m3u8\n'; put vid2/manifest.json '{"ve
 put vid2/360p/index.m3u8 $'#EXTM3U\n#EXT-X-ENDLIST\n'; put vid2/360p/seg_000.m4s seg; put vid2/video.mp4 mp4
 put vid2/poster_240x426.jpg jpeg; put vid2/preview.webp webp; put vid2/storyboard.vtt $'WEBVTT\n'
 put vid4/vabc123/video.mp4 mp4; put vid4/vabc123/poster_240x426.jpg jpeg; put vid4/notes.txt v1
+# A signed video (its directory holds .playback-signed), growing in t1/; keys: this one, the
+# previous (a rotation), and one retired (no longer configured).
+s=vid5
+put $s/master.m3u8 $'#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=192000\nt1/234p/index.m3u8\n'
+put $s/t1/234p/index.m3u8 $'#EXTM3U\n#EXT-X-MAP:URI="init.mp4"\n#EXTINF:0.5,\nseg_000.m4s\n'
+head -c 4000 /dev/urandom > "$cdn/$s/t1/234p/seg_000.m4s"; put $s/t1/manifest.json '{}'; put $s/t1/poster_240x426.jpg jpeg
+put $s/.playback-signed ''
+newkey() { echo "plsec_$(head -c 32 /dev/urandom | base64 -w0)" > "$work/$1.key"; cat "$work/$1.key"; }
+key=$(newkey current); previous=$(newkey previous); newkey retired > /dev/null
 
 python3 "$here/Tests/IngestdTesting/nginx_cdn.py" "$cdn" --conf "${NGINX_CDN_CONF:-$here/deploy/nginx/ingestd-cdn.conf}" --port-file "$work/port" --access-log "$work/access.log" \
+    --playback-secret "$key" --playback-secret-previous "$previous" \
     > "$work/server.out" 2> "$work/server.err" &
 server_pid=$!
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
@@ -162,6 +172,43 @@ check "a withdrawn master: 404 a player can read (CORS), no-cache" "$([ "$(statu
     && [ "$(head_of "$work/gone.h" Access-Control-Allow-Origin)" = '*' ] && [ "$(head_of "$work/gone.h" Cache-Control)" = no-cache ]; echo $?)"
 fetch gone /$v/t9/234p/seg_000.m4s
 check "a missing segment: 404 without Cache-Control" "$([ "$(status_of "$work/gone.h")" = 404 ] && [ -z "$(head_of "$work/gone.h" Cache-Control)" ]; echo $?)"
+
+# Signed playback: only a valid token opens a signed video; a public one needs none.
+sign() {  # sign KEY_NAME VIDEO PATH [EXPIRES]: the path of a signed URL (the docs' Python recipe)
+    if [ -n "${4:-}" ]; then python3 "$here/Tests/IngestdTesting/playback_url.py" --expires "$4" "" "$2" "$work/$1.key" "$3"
+    else python3 "$here/Tests/IngestdTesting/playback_url.py" "" "$2" "$work/$1.key" 3600 "$3"; fi
+}
+code() { curl -s -o /dev/null -w '%{http_code}' --path-as-is "$base$1"; }
+for path in master.m3u8 t1/234p/index.m3u8 t1/234p/seg_000.m4s t1/poster_240x426.jpg t1/manifest.json; do
+    check "signed video, no token: $path 403" "$([ "$(code "/$s/$path")" = 403 ]; echo $?)"
+    check "signed video, this key's token: $path 200" "$([ "$(code "$(sign current $s $path)")" = 200 ]; echo $?)"
+done
+fetch sseg "$(sign current $s t1/234p/seg_000.m4s)"
+check "a signed segment: the file's bytes, cached 10 minutes, not a year" "$(cmp -s "$work/sseg.b" "$cdn/$s/t1/234p/seg_000.m4s" \
+    && [ "$(head_of "$work/sseg.h" Cache-Control)" = "public, max-age=600" ]; echo $?)"
+check "the previous key's token: 200 while it is configured" "$([ "$(code "$(sign previous $s master.m3u8)")" = 200 ]; echo $?)"
+check "a retired key's token: 403" "$([ "$(code "$(sign retired $s master.m3u8)")" = 403 ]; echo $?)"
+good=$(sign current $s master.m3u8)
+token=$(echo "$good" | cut -d/ -f3); sig=${token: -22}; head=${token:0:$(( ${#token} - 23 ))}  # p-KEY-EXPIRES, SIGNATURE
+expired=$(sign current $s master.m3u8 $(( $(date +%s) - 60 )))
+check "an expired token ($expired): 403" "$(case "$expired" in /$s/p-*) [ "$(code "$expired")" = 403 ];; *) false;; esac; echo $?)"
+tampered=$(echo "$sig" | tr 'A-Za-z' 'B-ZAb-za')
+for bad in "$head-$tampered" "$head-${sig%?}" "$head-${sig}x" "p-ab+d-${head#p-????-}-$sig" "p-${token:2:4}--5-$sig" \
+           "p-${token:2:4}-99999999999-$sig" "p-${token:2:4}-$(( $(date +%s) + 86400 ))-$sig" "p-${token:2:4}-${head#p-????-}-$sig-"; do
+    check "a bad token ($bad): refused" "$(case "$(code "/$s/$bad/master.m3u8")" in 403|404) true;; *) false;; esac; echo $?)"
+done
+check "another video's token (vid1's on $s): 403" "$([ "$(code "/$s/$(sign current vid1 master.m3u8 | cut -d/ -f3)/master.m3u8")" = 403 ]; echo $?)"
+check "$s's token on a path naming another directory (..): never a file outside the video" \
+    "$(c=$(code "/$s/$token/../../etc/hostname"); [ "$c" = 404 ] || [ "$c" = 403 ]; echo $?)"
+check "%2e%2e in a signed path: refused" "$(c=$(code "/$s/$token/%2e%2e/%2e%2e/etc/hostname"); [ "$c" = 404 ] || [ "$c" = 403 ]; echo $?)"
+check "// in a signed path: the same file (slashes merged)" "$([ "$(code "/$s/$token//master.m3u8")" = 200 ]; echo $?)"
+check "a signed path to a hidden name: 404" "$([ "$(code "/$s/$token/.playback-signed")" = 404 ]; echo $?)"
+check "a public video with a valid token for it, and without: 200" \
+    "$([ "$(code "$(sign current vid2 master.m3u8)")" = 200 ] && [ "$(code /vid2/master.m3u8)" = 200 ]; echo $?)"
+rm "$cdn/$s/.playback-signed"
+check "made public (marker removed): the next unsigned request 200" "$([ "$(code "/$s/t1/234p/seg_000.m4s")" = 200 ]; echo $?)"
+put $s/.playback-signed ''
+check "signed again: the next unsigned request 403" "$([ "$(code "/$s/t1/234p/seg_000.m4s")" = 403 ]; echo $?)"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

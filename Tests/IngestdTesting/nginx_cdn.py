@@ -2,10 +2,12 @@
 """Serves a directory CDN through real nginx with deploy/nginx/ingestd-cdn.conf, as an operator would.
 
     nginx_cdn.py CDN_DIR [--port-file FILE] [--access-log FILE] [--conf FILE] [--nginx PATH]
+                 [--playback-secret LINE] [--playback-secret-previous LINE]
 
 Writes a throwaway nginx.conf into a private temporary directory (its pid file, error log and
 temporary paths there too; nothing of the system's nginx is read or touched but the binary), with
-one server on a free 127.0.0.1 port whose root is CDN_DIR and which includes the rules file. The
+one server on a free 127.0.0.1 port whose root is CDN_DIR and which includes the rules file
+(after `set $ingestd_playback_secret "LINE";` and its previous, when given, as DEPLOY.md says). The
 http block carries Debian's defaults (sendfile, tcp_nopush, gzip) and an open_file_cache that
 also caches misses, as a tuned host has: the rules must hold under it. Once nginx answers, prints
 the port on stdout (and writes it to --port-file, whole, by rename). nginx runs in the foreground
@@ -60,7 +62,7 @@ http {{
         listen 127.0.0.1:{port};
         server_name localhost;
         root {root};
-        include {conf};
+{secrets}        include {conf};
     }}
 }}
 """
@@ -100,7 +102,12 @@ def main():
     parser.add_argument("--access-log")
     parser.add_argument("--conf", default=DEFAULT_CONF)
     parser.add_argument("--nginx")
+    parser.add_argument("--playback-secret", help="the playback key file's line, set before the include")
+    parser.add_argument("--playback-secret-previous", help="the previous key's line, during a rotation")
     args = parser.parse_args()
+    secrets = "".join(f'        set ${name} "{value}";\n' for name, value in
+                      [("ingestd_playback_secret", args.playback_secret), ("ingestd_playback_secret_previous", args.playback_secret_previous)]
+                      if value)
     nginx = nginx_binary(args.nginx)
     root = os.path.abspath(args.cdn)
     conf = os.path.abspath(args.conf)
@@ -125,7 +132,7 @@ def main():
         for launch in range(3):
             port = free_port()
             with open(os.path.join(tmp, "nginx.conf"), "w") as f:
-                f.write(CONFIG.format(tmp=tmp, port=port, root=root, conf=conf, access_log=access_log))
+                f.write(CONFIG.format(tmp=tmp, port=port, root=root, conf=conf, access_log=access_log, secrets=secrets))
             for name in ["body", "proxy", "fastcgi", "uwsgi", "scgi"]:
                 os.makedirs(os.path.join(tmp, name), exist_ok=True)
             process = subprocess.Popen([nginx, "-p", tmp, "-c", os.path.join(tmp, "nginx.conf"), "-e", os.path.join(tmp, "error.log")],
