@@ -27,7 +27,7 @@ INSTALL ?= install
 UNITS := deploy/ingestd.service deploy/ingestd-worker.service deploy/ingestd-serve.service \
          deploy/ingestd-console.service deploy/ingestd-sweep.service deploy/ingestd-sweep.timer
 
-.PHONY: release-static man install test-nginx bench-delete bench-console bench-playable bench-busy bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: release-static man install test-nginx bench-signed bench-delete bench-console bench-playable bench-busy bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -92,7 +92,7 @@ install: release-static man
 	$(INSTALL) -m 755 .build/$(STATIC_CONFIG)/ingestd $(DESTDIR)$(BINDIR)/ingestd
 	$(INSTALL) -m 644 Presets/*.json $(DESTDIR)$(DATADIR)/presets/
 	$(INSTALL) -m 644 .build/man/*.1 $(DESTDIR)$(MANDIR)/
-	$(INSTALL) -m 644 deploy/nginx/ingestd-cdn.conf $(DESTDIR)$(DATADIR)/nginx/
+	$(INSTALL) -m 644 deploy/nginx/ingestd-cdn.conf deploy/nginx/ingestd-bucket.conf $(DESTDIR)$(DATADIR)/nginx/
 	@for unit in $(UNITS) deploy/ingestd.service.d/network.conf; do \
 		case $$unit in *.conf) target=$(DESTDIR)$(DATADIR)/systemd/ingestd.service.d/$$(basename $$unit) ;; \
 		               *) target=$(DESTDIR)$(UNITDIR)/$$(basename $$unit) ;; esac; \
@@ -160,6 +160,11 @@ bench-playable: release
 # margin over time from /metrics (Benchmarks/busy.py; its --fleet: `worker --jobs 3` on PostgreSQL).
 bench-busy: release
 	python3 Benchmarks/busy.py .build/release/ingestd $${BENCH_OUT:-bench-out}/busy
+
+# Signed playback (#67): nginx serving a signed segment against a public one, same loop, one run
+# (Benchmarks/signed.py; REQUESTS=n for another count).
+bench-signed:
+	python3 Benchmarks/signed.py $${BENCH_OUT:-bench-out}/signed $${REQUESTS:-4000}
 
 # The operator console (#42) with 100 000 jobs in a real PostgreSQL: each page's p50/p95, and the
 # database statements it runs with 1 and with 50 open pages beside per-viewer counting

@@ -79,12 +79,17 @@ let package = Package(
         ]),
         // The operator console (`ingestd console`): server-rendered pages over either store.
         .target(name: "Console", dependencies: [
-            "Ingest", "Transcode",
+            "Ingest", "Transcode", "Playback",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        // Signed playback URLs: the key and the token nginx's secure_link checks (MD5 on swift-crypto).
+        .target(name: "Playback", dependencies: [
+            "Ingest",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Signed webhooks (Standard Webhooks) delivered from the spool's durable outbox.
         .target(name: "Webhooks", dependencies: [
@@ -95,7 +100,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "ingestd", dependencies: [
-            "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads", "Console",
+            "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads", "Console", "Playback",
             "Ingest", "Transcode",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -116,7 +121,7 @@ let package = Package(
             "Transcode", "Ingest", .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/IngestdTesting", exclude: ["webhook_receiver.py", "tcp_proxy.py", "sigv4_reference.py", "s3_check.py", "http_fault_proxy.py", "validate_manifests.py", "tus_client.py", "chromium_play.py", "chromium_console.py", "nginx_cdn.py", "hls_viewer.py"]),
         .testTarget(name: "IngestdTests", dependencies: [
-            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads", "Console",
+            "IngestdTesting", "Transcode", "Ingest", "Fleet", "Webhooks", "ObjectStorage", "Storage", "Uploads", "Console", "Playback",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),

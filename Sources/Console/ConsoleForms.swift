@@ -39,7 +39,7 @@ struct PageQuery: Decodable {
     /// The overview's charts: `?window=day`, else the last hour.
     var window: ActivityWindow = .hour
 
-    enum CodingKeys: String, CodingKey { case retried, skipped, deleted, window }
+    enum CodingKeys: String, CodingKey { case retried, skipped, deleted, window, playback }
 
     init(from decoder: any Decoder) throws {
         filter = try ConsoleFilter(from: decoder)
@@ -49,6 +49,11 @@ struct PageQuery: Decodable {
             let skipped = try fields.text(.skipped).flatMap { Int($0) } ?? 0
             notice = "Deleted \(deleted) video\(deleted == 1 ? "" : "s"): fenced now, removed within a minute by the daemon or worker that owns the store"
                 + (skipped > 0 ? "; \(skipped) skipped (deleted before, or no such job)." : ".")
+            return
+        }
+        if let playback = try fields.text(.playback).flatMap(PlaybackPolicy.init(rawValue:)) {
+            notice = playback == .signed ? "Signed: only signed URLs play it from the next request; caches in front were told what to purge."
+                : "Public: every URL plays it from the next request."
             return
         }
         guard let retried = try fields.text(.retried).flatMap({ Int($0) }) else { return }

@@ -1,6 +1,7 @@
 import Foundation
 import Ingest
 import Mustache
+import Playback
 import Transcode
 
 /// Renders the console's pages from what the store said (values in, HTML out; no store call).
@@ -14,8 +15,15 @@ struct ConsolePages: Sendable {
     let mediaRoot: String?
     /// The limits a job's probe is shown against (`--preset`).
     let limits: Preset.Limits
+    /// Signs the player's URLs of a signed video played from `cdnURL`.
+    let playbackKey: PlaybackKey?
+    /// The console reaches the CDN (`--cdn`): an operator may change a video's policy.
+    let canChangePlayback: Bool
 
-    init(fleet: Bool, cdnURL: String?, mediaRoot: String? = nil, limits: Preset.Limits) throws {
+    init(fleet: Bool, cdnURL: String?, mediaRoot: String? = nil, limits: Preset.Limits, playbackKey: PlaybackKey? = nil,
+         canChangePlayback: Bool = false) throws {
+        self.playbackKey = playbackKey
+        self.canChangePlayback = canChangePlayback
         var library = MustacheLibrary()
         for (name, text) in ConsoleTemplates.all { try library.register(text, named: name) }
         self.library = library
@@ -161,6 +169,10 @@ struct ConsolePages: Sendable {
         if canRetry, job.state != .deleted {
             values["delete"] = ["codes": DeletionCode.allCases.map { ["code": $0.rawValue] }]
         }
+        if job.state != .deleted { values["playback"] = (job.playback ?? .public).rawValue }
+        if canRetry, canChangePlayback, job.state == .published {
+            values["changePlayback"] = ["to": job.playback == .signed ? "public" : "signed"]
+        }
         if let deletion = job.deletion {
             values["deletion"] = ["at": Self.time(deletion.at), "code": deletion.reason.code.rawValue, "text": deletion.reason.text,
                                   "by": deletion.reason.by, "state": deletion.completedAt == nil ? "being completed" : "complete",
@@ -173,14 +185,24 @@ struct ConsolePages: Sendable {
                  "bytes": String(format: "%.2f MB", Double(rung.averageBandwidth) * manifest.durationSeconds / 8e6),
                  "segments": rung.segments, "codecs": rung.codecs]
             }]
-            if let base = mediaBase(job.place), let place = job.place, job.state == .published || job.playable == true {
-                values["media"] = ["master": place.url(manifest.master, cdnURL: base),
-                                   "poster": place.poster(among: manifest.posters).map { PlaybackPlace.url($0, cdnURL: base) } as Any]
+            if let place = job.place, let url = mediaURL(job, place), job.state == .published || job.playable == true {
+                values["media"] = ["master": url(manifest.master), "poster": manifest.posters.max { $0.width < $1.width }.map { url($0.path) } as Any]
             }
-        } else if let base = mediaBase(job.place), let place = job.place, job.playable == true {
-            values["media"] = ["master": place.url("master.m3u8", cdnURL: base)]
+        } else if let place = job.place, let url = mediaURL(job, place), job.playable == true {
+            values["media"] = ["master": url("master.m3u8")]
         }
         return render("job", values)
+    }
+
+    /// How a path of the video (relative to its place) is fetched by the page: through the
+    /// console's own `/console/media/`, or from `--cdn-url`, signed for ten minutes when the
+    /// video is (nil: it cannot be played here, a signed video without `--playback-key-file`).
+    func mediaURL(_ job: JobSnapshot, _ place: PlaybackPlace) -> ((String) -> String)? {
+        guard let base = mediaBase(place) else { return nil }
+        guard job.playback == .signed, cdnURL != nil else { return { place.url($0, cdnURL: base) } }
+        guard let key = playbackKey else { return nil }
+        let expires = PlaybackToken.expiry(now: Date(), lifetime: 600)
+        return { PlaybackToken.url(base: base, place: place, relative: $0, expires: expires, key: key) }
     }
 
     /// Where a job's player and poster are fetched from: `--cdn-url`, else the console's own

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Ingest
 import Logging
+import Playback
 import Transcode
 
 /// `ingestd console`: the operator's pages over a job store (the spool's or the fleet's queue),
@@ -18,6 +19,10 @@ public enum ConsoleServer {
         public var cdnURL: String?
         /// The CDN the console serves read-only under `/console/media/` (`--cdn`).
         public var media: ConsoleMediaSource?
+        /// The CDN as a target, for changes of a video's playback policy (`--cdn`); none: no change.
+        public var target: (any OutputTarget)?
+        /// Signs the player's URL of a signed video played from `--cdn-url` (`--playback-key-file`).
+        public var playbackKey: PlaybackKey?
         /// The store is the fleet's queue (hosts and their banner shown).
         public var fleet: Bool
         /// The limits each job's probe is shown against.
@@ -43,10 +48,11 @@ public enum ConsoleServer {
 
     /// The console as a Hummingbird application (its snapshot among its services): run it as a
     /// service, or drive it with HummingbirdTesting (`app.test(.router)`).
-    public static func make(_ configuration: Configuration, store: any JobStore & JobBrowser, logger: Logger) throws -> some ApplicationProtocol {
+    public static func make(_ configuration: Configuration, store: any JobStore & JobBrowser & PlaybackStore,
+                            logger: Logger) throws -> some ApplicationProtocol {
         let snapshot = ConsoleSnapshot(browser: store, interval: configuration.refresh, logger: logger)
         let pages = try ConsolePages(fleet: configuration.fleet, cdnURL: configuration.cdnURL, mediaRoot: configuration.media?.root,
-                                     limits: configuration.limits)
+                                     limits: configuration.limits, playbackKey: configuration.playbackKey, canChangePlayback: configuration.target != nil)
         let router = Router(context: ConsoleRequestContext.self)
         router.add(middleware: ConsoleHeaders(cdnURL: configuration.cdnURL))
         router.add(middleware: ConsoleErrors(logger: logger))
@@ -58,6 +64,9 @@ public enum ConsoleServer {
         let writes = signedIn.group().add(middleware: ConsoleWriteCheck(logger: logger))
         ConsoleRetryRoutes(store: store, snapshot: snapshot, retryCap: configuration.retryCap, logger: logger).addRoutes(to: writes)
         ConsoleDeleteRoutes(store: store, snapshot: snapshot, logger: logger).addRoutes(to: writes)
+        if let target = configuration.target {
+            ConsolePlaybackRoutes(store: store, target: target, snapshot: snapshot, logger: logger).addRoutes(to: writes)
+        }
         router.get("/console/assets/console.js") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: ConsoleAssets.script)))
         }

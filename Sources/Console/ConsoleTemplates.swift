@@ -73,7 +73,11 @@ enum ConsoleTemplates {
         {{#progress}}<dt>progress</dt><dd>{{progress}}</dd>{{/progress}}
         {{#playable}}<dt>playable</dt><dd>yes, while it is made{{#ahead}}: {{ahead}} ahead of real time{{/ahead}}</dd>{{/playable}}
         {{#reason}}<dt>reason</dt><dd><code>{{code}}</code> {{message}}</dd>{{/reason}}
-        {{#output}}<dt>output</dt><dd><code>{{output}}</code></dd>{{/output}}</dl>
+        {{#output}}<dt>output</dt><dd><code>{{output}}</code></dd>{{/output}}
+        {{#playback}}<dt>playback</dt><dd data-playback="{{playback}}">{{playback}}</dd>{{/playback}}</dl>
+        {{#changePlayback}}<form method="post" action="/console/jobs/playback" class="playback"><input type="hidden" name="id" value="{{id}}">
+        <input type="hidden" name="back" value="/console/jobs/{{id}}"><input type="hidden" name="policy" value="{{to}}">
+        <button>Make it {{to}}</button></form>{{/changePlayback}}
         <h2>Attempts</h2><table class="attempts"><thead><tr><th>#</th><th>host</th><th>waited in the queue</th><th>started</th><th>took</th><th>result</th><th>reason</th></tr></thead><tbody>
         {{#attemptRows}}<tr class="attempt" data-number="{{number}}" data-result="{{result}}"><td>{{number}}</td><td>{{host}}</td><td>{{waited}}</td><td><time datetime="{{startedISO}}" title="{{startedISO}}">{{started}}</time></td>
         <td>{{took}}</td><td>{{result}}</td><td><code>{{code}}</code>

@@ -15,11 +15,12 @@ extension JobQueue {
     /// recorded, and `show` runs last (the pointer's rename). A stale attempt gets
     /// ``FenceLost`` and `show` never runs; `show` answering false rolls it all back
     /// (``NotShown``).
-    public func playable(_ claim: ClaimedJob, place: PlaybackPlace,
+    public func playable(_ claim: ClaimedJob, place: PlaybackPlace, playback: PlaybackPolicy = .public,
                          event: @escaping @Sendable (_ afterSeconds: Double, _ at: Date) -> OutboxEvent?,
                          show: @escaping @Sendable () async throws -> Bool) async throws {
         try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
-            let rows = try await connection.execute(QueueStatements.Playable(output: place.recorded, id: claim.id, token: claim.token, place: try Self.json(place)), logger: logger)
+            let rows = try await connection.execute(QueueStatements.Playable(output: place.recorded, id: claim.id, token: claim.token, place: try Self.json(place),
+                                                                                    playback: playback.rawValue), logger: logger)
             var shown: (after: Double, at: Double)?
             for try await row in rows { shown = row }
             guard let shown else { throw FenceLost(id: claim.id, token: claim.token) }

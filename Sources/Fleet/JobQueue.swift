@@ -43,8 +43,8 @@ public struct JobQueue: Sendable {
             for job in jobs {
                 let (input, kind) = Self.columns(of: job.input)
                 let inserted = try await connection.query("""
-                    INSERT INTO ingestd_jobs (id, state, input, input_kind, preset, upload_id, input_owned)
-                    VALUES (\(job.id), 'queued', \(input), \(kind), \(job.preset), \(job.uploadID), \(job.ownsInput))
+                    INSERT INTO ingestd_jobs (id, state, input, input_kind, preset, upload_id, input_owned, playback)
+                    VALUES (\(job.id), 'queued', \(input), \(kind), \(job.preset), \(job.uploadID), \(job.ownsInput), \(job.playback?.rawValue))
                     ON CONFLICT (id) DO NOTHING RETURNING 1
                     """, logger: logger)
                 var isNew = false
@@ -74,9 +74,10 @@ public struct JobQueue: Sendable {
     public func claim(worker: String, lease: Duration) async throws -> ClaimedJob? {
         try await client.withConnection(within: timeout) { [logger] connection in
             let rows = try await connection.execute(QueueStatements.Claim(worker: worker, leaseSeconds: lease.seconds), logger: logger)
-            for try await (id, token, attempts, input, kind, preset, uploadID) in rows {
+            for try await (id, token, attempts, input, kind, preset, uploadID, playback) in rows {
                 let source: TranscodeJob.Input = kind == "sole_entry_of" ? .soleEntry(of: input) : .path(input)
-                return ClaimedJob(id: id, token: token, attempt: attempts, input: source, preset: preset, uploadID: uploadID)
+                return ClaimedJob(id: id, token: token, attempt: attempts, input: source, preset: preset, uploadID: uploadID,
+                                  playback: playback.flatMap(PlaybackPolicy.init(rawValue:)))
             }
             return nil
         }
@@ -102,11 +103,11 @@ public struct JobQueue: Sendable {
             let rows = try await connection.query("""
                 SELECT state, attempts, output, place::text, manifest::text, reason::text, \(unescaped: Self.attemptColumns),
                        CASE WHEN state = 'running' AND playable_token = token AND progress_token = token THEN listed_seconds END,
-                       coalesce(listed_ended, false), playable_at, now()
+                       coalesce(listed_ended, false), playable_at, now(), playback
                   FROM ingestd_jobs WHERE id = \(id)
                 """, logger: logger)
-            for try await (state, attempts, output, place, manifest, reason, progress, playable, listed, ended, shownAt, now)
-                in rows.decode((String, Int, String?, String?, String?, String?, Int?, Bool, Double?, Bool, Date?, Date).self) {
+            for try await (state, attempts, output, place, manifest, reason, progress, playable, listed, ended, shownAt, now, playback)
+                in rows.decode((String, Int, String?, String?, String?, String?, Int?, Bool, Double?, Bool, Date?, Date, String?).self) {
                 let ahead = listed.flatMap { listed in shownAt.flatMap { Margin.seconds(listed: listed, ended: ended, shownAt: $0, now: now) } }
                 guard let state = JobSnapshot.State(rawValue: state) else { return nil }
                 func decoded<T: Decodable>(_ text: String?) -> T? { text.flatMap { try? JSONDecoder().decode(T.self, from: Data($0.utf8)) } }
@@ -117,6 +118,7 @@ public struct JobQueue: Sendable {
                 }
                 if playable { job.playable = true }
                 job.aheadSeconds = ahead
+                job.playback = playback.flatMap(PlaybackPolicy.init(rawValue:))
                 return job
             }
             return nil
@@ -143,7 +145,8 @@ public struct JobQueue: Sendable {
     /// says where the video plays, and the job is recorded as published there, with its
     /// `upload.published` webhook (`event`, given that place) when there is one. A stale attempt
     /// gets ``FenceLost`` and `publish` never runs.
-    public func publish(_ claim: ClaimedJob, manifest: String, event: @escaping @Sendable (PlaybackPlace) -> OutboxEvent? = { _ in nil },
+    public func publish(_ claim: ClaimedJob, manifest: String, playback: PlaybackPolicy = .public,
+                        event: @escaping @Sendable (PlaybackPlace) -> OutboxEvent? = { _ in nil },
                         _ publish: @escaping @Sendable () async throws -> PlaybackPlace) async throws {
         try await client.withTransaction(within: timeout, logger: logger) { [logger] connection in
             // The row stays locked until the commit, so no rescue or claim can slip in before the rename.
@@ -154,7 +157,8 @@ public struct JobQueue: Sendable {
             guard holds else { throw FenceLost(id: claim.id, token: claim.token) }
             let place = try await publish()  // a throw rolls it all back: the row stays `running`
             let recorded = try await connection.execute(
-                QueueStatements.Publish(output: place.recorded, manifest: manifest, id: claim.id, token: claim.token, place: try Self.json(place)),
+                QueueStatements.Publish(output: place.recorded, manifest: manifest, id: claim.id, token: claim.token, place: try Self.json(place),
+                                        playback: playback.rawValue),
                 logger: logger)
             for try await _ in recorded {}
             if let event = event(place) { try await QueueOutbox.insert(event, job: claim.id, on: connection, logger: logger) }

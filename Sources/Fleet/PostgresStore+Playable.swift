@@ -10,7 +10,7 @@ extension PostgresStore {
         let shown = target.place(output)
         do {
             try await described {
-                try await queue.playable(job, place: shown) { output.playableWebhook(report, place: shown, afterSeconds: $0, at: $1) }
+                try await queue.playable(job, place: shown, playback: output.playback) { output.playableWebhook(report, place: shown, afterSeconds: $0, at: $1) }
                     show: { try await target.show(output) }
             }
             return true

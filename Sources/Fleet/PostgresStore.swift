@@ -123,7 +123,7 @@ public struct PostgresStore: JobStore {
                 // Known before the transaction: a publish may throw after its rename (the directory's fsync).
                 let renames = target.putsInView(output)
                 do {
-                    try await queue.publish(job, manifest: String(decoding: output.manifest, as: UTF8.self),
+                    try await queue.publish(job, manifest: String(decoding: output.manifest, as: UTF8.self), playback: output.playback,
                                             event: { output.webhook(end, place: $0) }) {
                         let place = try await target.publish(output)
                         try await output.whilePublishing?()

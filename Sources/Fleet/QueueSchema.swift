@@ -159,6 +159,12 @@ public enum QueueSchema {
             // Whether the input is ingestd's own (serve's object, a spool's queued/ entry): a deletion removes it.
             "ALTER TABLE ingestd_jobs ADD COLUMN input_owned boolean NOT NULL DEFAULT false",
         ],
+        // 15: signed playback. What the producer asked (NULL: nothing), then what the video was
+        // shown or published with, then what `ingestd playback` made it.
+        [
+            "ALTER TABLE ingestd_jobs ADD COLUMN playback text CHECK (playback IN ('public', 'signed'))",
+            "ALTER TABLE ingestd_uploads ADD COLUMN playback text CHECK (playback IN ('public', 'signed'))",
+        ],
     ]
 
     /// The schema version this build needs.

@@ -18,14 +18,14 @@ enum QueueStatements {
                               ORDER BY run_at, id
                               LIMIT 1
                               FOR UPDATE SKIP LOCKED)
-                RETURNING id, token, attempts, input, input_kind, preset, upload_id
+                RETURNING id, token, attempts, input, input_kind, preset, upload_id, playback
             ), logged AS (
                 INSERT INTO ingestd_job_events (job_id, event, data)
                 SELECT id, 'claimed', jsonb_build_object('worker', $1::text, 'attempt', attempts) FROM claimed
             )
-            SELECT id, token, attempts, input, input_kind, preset, upload_id FROM claimed
+            SELECT id, token, attempts, input, input_kind, preset, upload_id, playback FROM claimed
             """
-        typealias Row = (String, Int64, Int, String, String, String, String?)
+        typealias Row = (String, Int64, Int, String, String, String, String?, String?)
         var worker: String
         var leaseSeconds: Double
 
@@ -67,7 +67,7 @@ enum QueueStatements {
     struct Publish: PostgresPreparedStatement {
         static let sql = """
             WITH published AS (
-                UPDATE ingestd_jobs SET state = 'published', output = $1::text, manifest = $2::text::jsonb, place = $5::text::jsonb,
+                UPDATE ingestd_jobs SET state = 'published', output = $1::text, manifest = $2::text::jsonb, place = $5::text::jsonb, playback = $6::text,
                        lease_until = NULL, reason = NULL, missing_on = '{}', missing_since = NULL, updated_at = now(), finished_at = now()
                  WHERE id = $3::text AND token = $4::bigint AND state = 'running'
                 RETURNING id, attempts, worker
@@ -83,6 +83,7 @@ enum QueueStatements {
         var id: String
         var token: Int64
         var place: String
+        var playback: String
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings()
@@ -91,6 +92,7 @@ enum QueueStatements {
             bindings.append(id)
             bindings.append(token)
             bindings.append(place)
+            bindings.append(playback)
             return bindings
         }
 
@@ -103,7 +105,8 @@ enum QueueStatements {
     struct Playable: PostgresPreparedStatement {
         static let sql = """
             WITH shown AS (
-                UPDATE ingestd_jobs SET playable_token = token, playable_at = now(), output = $1::text, place = $4::text::jsonb, updated_at = now()
+                UPDATE ingestd_jobs SET playable_token = token, playable_at = now(), output = $1::text, place = $4::text::jsonb,
+                       playback = $5::text, updated_at = now()
                  WHERE id = $2::text AND token = $3::bigint AND state = 'running'
                 RETURNING id, attempts, worker, extract(epoch FROM now() - created_at)::float8 AS after, extract(epoch FROM now())::float8 AS at
             ), logged AS (
@@ -118,6 +121,7 @@ enum QueueStatements {
         var id: String
         var token: Int64
         var place: String
+        var playback: String
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings()
@@ -125,6 +129,7 @@ enum QueueStatements {
             bindings.append(id)
             bindings.append(token)
             bindings.append(place)
+            bindings.append(playback)
             return bindings
         }
 

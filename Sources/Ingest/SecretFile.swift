@@ -5,6 +5,8 @@ import Foundation
 public struct SecretFile: Sendable {
     /// The decoded key.
     public let key: [UInt8]
+    /// The line as the file holds it, `<prefix><base64>` (what nginx is given for a playback key).
+    public let line: String
 
     /// Reads and checks `path`: present, a regular file, not readable by group or others,
     /// holding one `<prefix><base64>` line. `purpose` names the file in errors ("webhook secret").
@@ -18,6 +20,7 @@ public struct SecretFile: Sendable {
         }
         guard (24...64).contains(key.count) else { throw refuse("the key is \(key.count) bytes; 24 to 64 are needed") }
         self.key = Array(key)
+        line = text
     }
 
     /// The bytes of `path` (at most 4 KiB), once it checks out as a secret's file: present, a

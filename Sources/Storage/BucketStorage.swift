@@ -100,6 +100,15 @@ public struct BucketStorage: RemoteStorage {
         }
     }
 
+    public func setObject(_ url: String, present: Bool) async throws {
+        let location = try Self.prefix(url)
+        if present {
+            try await client.upload(Data(), to: location, contentType: "application/octet-stream", cacheControl: "no-store")
+        } else {
+            try await client.delete(location)
+        }
+    }
+
     public func read(_ url: String, limit: Int) async throws -> Data? {
         try await client.read(try Self.prefix(url), limit: limit)?.data
     }

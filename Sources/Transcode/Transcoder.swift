@@ -29,6 +29,8 @@ public struct TranscodeRequest: Sendable {
     public var uploadID: String?
     /// Passed through to `manifest.json` untouched.
     public var metadata: [String: JSONValue]
+    /// The video's playback policy (`public`, `signed`), recorded in `manifest.json`.
+    public var playback: String?
     /// The version directory already published for this video, whose H.264 rungs, MP4 and sound
     /// are kept (copied) while only the preset's other codecs are encoded; nil: encode everything.
     public var publishedVersion: String?
@@ -105,7 +107,7 @@ public enum Transcoder {
                                     listed: request.growing ? listed : nil)
         let result = try pipeline.run()
         return try ManifestWriter.write(plan: plan, layout: layout, result: result, wallSeconds: (ContinuousClock.now - clock).seconds,
-                                        uploadID: request.uploadID, metadata: request.metadata)
+                                        uploadID: request.uploadID, metadata: request.metadata, playback: request.playback)
     }
 
     /// Probes every input (headers only) and plans the transcode.

@@ -18,9 +18,11 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
     public var masterURL: String?
     public var posterURL: String?
     public var mp4URL: String?
+    /// `signed`: the URLs above play only once the app's backend signs them (docs/OUTPUT.md).
+    public var playback: PlaybackPolicy?
 
     enum CodingKeys: String, CodingKey {
-        case id, state, progress, reason, playable, masterURL = "master_url", posterURL = "poster_url", mp4URL = "mp4_url"
+        case id, state, progress, reason, playable, masterURL = "master_url", posterURL = "poster_url", mp4URL = "mp4_url", playback
     }
 
     /// The app's words for a job its store knows, mapped here once: running is `processing`,
@@ -30,6 +32,7 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
         let states: [JobSnapshot.State: State] = [.queued: .queued, .running: .processing, .published: .completed,
                                                    .rejected: .rejected, .failed: .failed, .deleted: .deleted]
         self.init(id: job.id, state: states[job.state]!, progress: job.progress)
+        playback = job.state == .deleted ? nil : job.playback
         let place = job.place ?? PlaybackPlace(root: "", id: job.id)
         if job.state == .running, job.playable == true {
             playable = true

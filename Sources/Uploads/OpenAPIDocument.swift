@@ -188,6 +188,7 @@ components:
         master_url: {type: string, description: "completed, or processing and playable: the HLS master playlist"}
         poster_url: {type: string, description: "completed: the largest poster"}
         mp4_url: {type: string, description: "completed: the compressed 1080p30 MP4"}
+        playback: {type: string, enum: [public, signed], description: "signed: the URLs above play once the app's backend signs them (docs/OUTPUT.md, Signed playback)"}
     DeletionCode:
       type: string
       enum: [owner, notice, moderation, erasure, other]

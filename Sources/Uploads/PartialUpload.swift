@@ -1,4 +1,5 @@
 import Foundation
+import Ingest
 
 /// One tus upload as `ingestd serve` keeps it, `uploading/<id>/files/<part>/state.json`: how
 /// long it is and how many bytes are durably on disk.
@@ -31,6 +32,8 @@ struct UploadSet: Codable, Sendable {
     /// Ended by the client (`DELETE` of any of its uploads): the bytes are gone, the record stays
     /// until expiry so that the token cannot start again.
     var terminated = false
+    /// What the link and the phone asked (``PlaybackPolicy/strictest(_:)`` of both); nil: nothing.
+    var playback: PlaybackPolicy?
 
     var expiresAt: Date { Date(timeIntervalSince1970: TimeInterval(expires)) }
 }

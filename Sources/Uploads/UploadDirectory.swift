@@ -77,7 +77,8 @@ struct UploadDirectory: Sendable {
         } else {
             guard !layout.isDeleted(token.id) else { throw TusRefusal(.gone, "deleted", "job \(token.id) was deleted; a deleted id is never used again") }
             guard !spoolHasJob(token.id) else { throw TusRefusal(.conflict, "token_used", "job \(token.id) already exists") }
-            set = UploadSet(id: token.id, files: token.files, expires: token.expires)
+            let asked: PlaybackPolicy? = token.playback == nil && metadata.playback == nil ? nil : .strictest(token.playback, metadata.playback)
+            set = UploadSet(id: token.id, files: token.files, expires: token.expires, playback: asked)
             do { try JSONFile.write(set, to: "\(directory(token.id))/set.json") } catch {
                 throw TusRefusal(.internalServerError, "storage", "cannot create the upload: \(error)")
             }
@@ -119,7 +120,7 @@ struct UploadDirectory: Sendable {
         defer { lock.release() }
         var info = stat()
         guard lstat(job(id), &info) == 0 else { return true }
-        guard try Spool(layout: layout).admit(submitter.job(.soleEntry(of: "\(job(id))/upload"), id: id)) else {
+        guard try Spool(layout: layout).admit(submitter.job(.soleEntry(of: "\(job(id))/upload"), id: id, playback: set.playback)) else {
             throw IngestError.cannotWrite(path: layout.job(id), reason: "a job with this id exists already (another upload took it)")
         }
         try Durability.syncDirectory(directory(id))

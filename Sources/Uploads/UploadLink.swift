@@ -1,4 +1,5 @@
 import Foundation
+import Ingest
 import Transcode
 
 /// The URLs the app's backend gives a phone for one upload (`ingestd upload-url`): the tus
@@ -22,7 +23,7 @@ public struct UploadLink: Sendable, Codable, Equatable {
     /// `limits`: the preset's, as `serve` holds uploads to them (the ceiling of `maxBytes`, which
     /// defaults to it, and of `files`).
     public init(id: String, server: String, secret: [UInt8], limits: Preset.Limits = Preset.builtIn.limits, maxBytes: Int64? = nil,
-                files: Int = 1, expiresIn: TimeInterval = 24 * 3600, now: Date = Date()) throws(UploadLinkError) {
+                files: Int = 1, expiresIn: TimeInterval = 24 * 3600, playback: PlaybackPolicy? = nil, now: Date = Date()) throws(UploadLinkError) {
         let maxBytes = maxBytes ?? limits.maxBytes
         let maxFiles = Admission(limits: limits).maxUploadFiles
         guard UploadToken.isValidID(id) else { throw .badID(id) }
@@ -31,7 +32,8 @@ public struct UploadLink: Sendable, Codable, Equatable {
         guard expiresIn > 0, expiresIn <= 7 * 24 * 3600 else { throw .badExpiry(expiresIn) }
         let base = try Self.base(server)
         let expires = Int64(now.timeIntervalSince1970 + expiresIn)
-        let upload = UploadToken(scope: .upload, id: id, maxBytes: maxBytes, files: files, expires: expires).encoded(secret: secret)
+        let upload = UploadToken(scope: .upload, id: id, maxBytes: maxBytes, files: files, expires: expires, playback: playback)
+            .encoded(secret: secret)
         let status = UploadToken(scope: .status, id: id, maxBytes: maxBytes, files: files, expires: expires + Int64(Self.statusLifetime))
             .encoded(secret: secret)
         uploadURL = "\(base)/v1/uploads?token=\(upload)"

@@ -1,13 +1,17 @@
 import Foundation
+import Ingest
 
-/// A tus `Upload-Metadata` header: `key base64,key base64`. Only `filename` is used (as the
-/// original's name in the spool, when it is a safe single name); the header is kept for `HEAD`.
+/// A tus `Upload-Metadata` header: `key base64,key base64`. `filename` is used (as the original's
+/// name in the spool, when it is a safe single name), and `playback` (`public` or `signed`); the
+/// header is kept for `HEAD`.
 struct UploadMetadata {
     var raw: String?
     /// `filename`, when given and safe.
     var fileName: String?
     /// `filename` was given but is not a safe single name.
     var unsafeName = false
+    /// `playback`, when given: the phone may ask `signed` (a link signed so cannot be made public).
+    var playback: PlaybackPolicy?
 
     init(header: String?) throws(TusRefusal) {
         guard let header, !header.isEmpty else { return }
@@ -24,6 +28,12 @@ struct UploadMetadata {
                     throw TusRefusal(.badRequest, "bad_metadata", "Upload-Metadata value of \(parts[0]) is not base64")
                 }
                 value = decoded
+            }
+            if parts[0] == "playback" {
+                guard let value, let policy = PlaybackPolicy(rawValue: String(decoding: value, as: UTF8.self)) else {
+                    throw TusRefusal(.badRequest, "bad_metadata", "Upload-Metadata playback must be public or signed")
+                }
+                playback = policy
             }
             if parts[0] == "filename" {
                 if let value, let name = String(data: value, encoding: .utf8), Self.isSafeName(name) {

@@ -35,7 +35,7 @@ extension UploadServer {
         let scratch = try ServeScratch.make(base: fleet.scratch)
         let store = FleetUploadStore(rows: FleetUploadRows(client: fleet.client, logger: logger, timeout: fleet.timeout),
                                      jobs: .producer(JobQueue(client: fleet.client, logger: logger, timeout: fleet.timeout)),
-                                     submitter: Submitter(preset: configuration.preset), s3: fleet.storage,
+                                     submitter: Submitter(preset: configuration.preset, playback: configuration.playback), s3: fleet.storage,
                                      root: fleet.uploads, publicURL: configuration.publicURL, scratch: scratch, logger: logger)
         return application(configuration, store: store, services: [UploadUpkeep(store: store, metrics: metrics, logger: logger)],
                            metrics: metrics, logger: logger)

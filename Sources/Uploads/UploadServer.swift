@@ -24,6 +24,8 @@ public enum UploadServer {
         /// than its limit (a token may allow less), nor more files; a fleet queues each upload
         /// with it.
         public var preset: Preset
+        /// `serve --playback signed`: every upload is signed (else those whose link or metadata ask).
+        public var playback = PlaybackPolicy.public
         public var maxBytes: Int64 { preset.limits.maxBytes }
         /// Requests writing bytes at once; more are answered 503 with `Retry-After`.
         public var maxUploads: Int
@@ -50,7 +52,7 @@ public enum UploadServer {
     /// run it as a service, or drive it with HummingbirdTesting (`app.test(.router)`, no port).
     /// Creates the spool's subdirectories (the spool itself must exist).
     public static func make(_ configuration: Configuration, metrics: UploadMetrics, logger: Logger) throws -> some ApplicationProtocol {
-        let directory = UploadDirectory(layout: SpoolLayout(root: configuration.spool), submitter: Submitter(preset: configuration.preset))
+        let directory = UploadDirectory(layout: SpoolLayout(root: configuration.spool), submitter: Submitter(preset: configuration.preset, playback: configuration.playback))
         try directory.prepare()
         let store = SpoolUploadStore(directory: directory, publicURL: configuration.publicURL)
         return application(configuration, store: store, services: [UploadUpkeep(store: store, metrics: metrics, logger: logger)],

@@ -1,14 +1,16 @@
 import Crypto
 import Foundation
+import Ingest
 
 /// What the app's backend hands a phone: permission to upload job `id` as `files` files (one
 /// video, or clips + sound track + `upload.json`), at most `maxBytes` in all, until `expires`
 /// (scope `upload`), to read that job's status (scope `status`), or to delete its video (scope
 /// `delete`, the app's backend's own).
 ///
-/// Written `v1.<scope>.<id>.<maxBytes>.<files>.<expires>.<mac>`: the MAC is HMAC-SHA256 under the
-/// upload secret over everything before it, base64url without padding, so the token travels in a
-/// URL as is.
+/// Written `v1.<scope>.<id>.<maxBytes>.<files>.<expires>.<mac>`, or with `.signed` before the MAC
+/// when the video is to play only through signed URLs (``playback``): the MAC is HMAC-SHA256
+/// under the upload secret over everything before it, base64url without padding, so the token
+/// travels in a URL as is.
 public struct UploadToken: Sendable, Equatable {
     public enum Scope: String, Sendable { case upload, status, delete }
 
@@ -20,8 +22,12 @@ public struct UploadToken: Sendable, Equatable {
     public var files: Int
     /// Seconds since 1970.
     public var expires: Int64
+    /// `signed`: the app signed the video's playback policy into the link (`upload-url
+    /// --playback signed`); the phone's metadata cannot make it public.
+    public var playback: PlaybackPolicy?
 
-    public init(scope: Scope, id: String, maxBytes: Int64, files: Int = 1, expires: Int64) {
+    public init(scope: Scope, id: String, maxBytes: Int64, files: Int = 1, expires: Int64, playback: PlaybackPolicy? = nil) {
+        self.playback = playback
         self.scope = scope
         self.id = id
         self.maxBytes = maxBytes
@@ -35,7 +41,7 @@ public struct UploadToken: Sendable, Equatable {
             && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x5F || $0 == 0x2D }
     }
 
-    private var signed: String { "v1.\(scope.rawValue).\(id).\(maxBytes).\(files).\(expires)" }
+    private var signed: String { "v1.\(scope.rawValue).\(id).\(maxBytes).\(files).\(expires)" + (playback == .signed ? ".signed" : "") }
 
     /// The token as it goes into a URL.
     public func encoded(secret: [UInt8]) -> String {
@@ -69,16 +75,17 @@ public struct UploadToken: Sendable, Equatable {
     public init(verifying text: String?, secret: [UInt8], now: Date = Date()) throws(Refusal) {
         guard let text, !text.isEmpty else { throw .missing }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 7, parts[0] == "v1", let parsedScope = Scope(rawValue: String(parts[1])),
+        guard parts.count == 7 || (parts.count == 8 && parts[6] == "signed"), parts[0] == "v1", let parsedScope = Scope(rawValue: String(parts[1])),
               Self.isValidID(String(parts[2])), let maxBytes = Int64(parts[3]), maxBytes > 0,
               let files = Int(parts[4]), files >= 1,
-              let expires = Int64(parts[5]), let mac = Self.data(base64URL: String(parts[6])) else { throw .malformed }
-        let signed = parts[0..<6].joined(separator: ".")
+              let expires = Int64(parts[5]), let mac = Self.data(base64URL: String(parts.last!)) else { throw .malformed }
+        let signed = parts.dropLast().joined(separator: ".")
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(signed.utf8), using: SymmetricKey(data: secret)) else {
             throw .forged
         }
         guard Int64(now.timeIntervalSince1970) < expires else { throw .expired }
-        self.init(scope: parsedScope, id: String(parts[2]), maxBytes: maxBytes, files: files, expires: expires)
+        self.init(scope: parsedScope, id: String(parts[2]), maxBytes: maxBytes, files: files, expires: expires,
+                  playback: parts.count == 8 ? .signed : nil)
     }
 
     static func base64URL(_ data: Data) -> String {

@@ -5,6 +5,7 @@ import Foundation
 import Ingest
 import Logging
 import ObjectStorage
+import Playback
 import ServiceLifecycle
 
 /// `ingestd console`: the operator's web console over the spool or the fleet's queue.
@@ -47,6 +48,9 @@ struct ConsoleCommand: AsyncParsableCommand {
 
     @OptionGroup var storage: StorageOption
 
+    @Option(help: ArgumentHelp("The playback key (plsec_…, mode 600): the job page's player signs its own 10-minute URL of a signed video played from --cdn-url.", valueName: "file"))
+    var playbackKeyFile: String?
+
     @Option(help: ArgumentHelp("The public URL in front of the CDN: job pages play the ladder and show the poster from it.", valueName: "url"))
     var cdnUrl: String?
 
@@ -88,6 +92,8 @@ struct ConsoleCommand: AsyncParsableCommand {
         let logger = Log.make(label: "ingestd.console", format: logFormat, defaultLevel: .info)
         var configuration = ConsoleServer.Configuration(host: host, port: port, tokens: tokens, cdnURL: cdnUrl, media: try media(),
                                                         fleet: spool == nil, limits: preset.limits)
+        configuration.target = try cdn.map { try storage.target(cdn: $0, pointer: spool != nil, json: false) }
+        configuration.playbackKey = try playbackKeyFile.map { file in try Report.catching { try PlaybackKey(path: file) } }
         if let spool {
             let layout = SpoolLayout(root: spool)
             try WorkerOptions.requireRoot("--spool", layout.root)

@@ -43,6 +43,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Listen address.", valueName: "addr:port"))
     var http: String
 
+    @Option(help: ArgumentHelp("signed: every upload plays only through signed URLs; public (default): those whose link (upload-url --playback) or tus metadata `playback` ask.", valueName: "policy"))
+    var playback: PlaybackPolicy = .public
+
     @Option(help: ArgumentHelp("Single host: the spool `ingestd watch` runs on (must exist).", valueName: "dir"))
     var spool: String?
 
@@ -103,6 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = UploadServer.Configuration(
             host: host, port: port, spool: "", publicURL: publicBase, secret: key, preset: preset,
             maxUploads: maxUploads, readTimeout: .milliseconds(Int64(readTimeout * 1000)), minBytesPerSecond: minRate)
+        configuration.playback = playback
         guard let spool else { return try await runFleet(configuration, logger: logger) }
         let root = SpoolLayout(root: spool).root
         try WorkerOptions.requireRoot("--spool", root)

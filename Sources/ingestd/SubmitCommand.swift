@@ -39,6 +39,9 @@ struct SubmitCommand: AsyncParsableCommand {
 
     @OptionGroup var storage: StorageOption
 
+    @Option(help: ArgumentHelp("signed: these videos play only through signed URLs (docs/OUTPUT.md); public (default): as their uploads ask.", valueName: "policy"))
+    var playback: PlaybackPolicy = .public
+
     @Flag(help: "Print [{\"id\", \"input\"}] as JSON.")
     var json = false
 
@@ -62,7 +65,7 @@ struct SubmitCommand: AsyncParsableCommand {
         } catch {
             throw Report.fail(error, json: json)
         }
-        let submitter = Submitter(preset: preset)
+        let submitter = Submitter(preset: preset, playback: playback)
         var submissions: [NewJob] = []
         for input in inputs {
             do {

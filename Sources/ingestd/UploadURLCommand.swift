@@ -51,6 +51,9 @@ struct UploadURLCommand: ParsableCommand {
     @Option(help: ArgumentHelp("How long the upload URL stays valid: 90s, 30m, 1h, 2d (at most 7d).", valueName: "duration"))
     var expires: String = "24h"
 
+    @Option(help: ArgumentHelp("signed: the video plays only through signed URLs (ingestd playback-url), signed into the link so the phone cannot make it public.", valueName: "policy"))
+    var playback: PlaybackPolicy?
+
     @Flag(help: "Print {\"upload_url\", \"status_url\", \"expires_at\"} as JSON.")
     var json = false
 
@@ -68,7 +71,8 @@ struct UploadURLCommand: ParsableCommand {
         let limits = try Report.catching { try presetOption.load().limits }
         let link: UploadLink
         do {
-            link = try UploadLink(id: id, server: server, secret: key, limits: limits, maxBytes: maxBytes, files: files, expiresIn: seconds)
+            link = try UploadLink(id: id, server: server, secret: key, limits: limits, maxBytes: maxBytes, files: files, expiresIn: seconds,
+                                  playback: playback)
         } catch {
             throw ValidationError(error.description)
         }

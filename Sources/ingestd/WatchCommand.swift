@@ -110,7 +110,7 @@ struct WatchCommand: AsyncParsableCommand {
             configuration.uploads = uploads
             let fleet = FleetWiring(database: resolved, configuration: &configuration, maxAttempts: options.maxAttempts, endpoint: endpoint,
                                     measuresClock: options.jobs > 0, logger: logger)
-            destination = .fleet(QueueHandOff(store: fleet.store, submitter: Submitter(preset: preset)))
+            destination = .fleet(QueueHandOff(store: fleet.store, submitter: Submitter(preset: preset, playback: options.playback)))
             services += fleet.services
             store = options.jobs == 0 ? nil : fleet.store
             logger.info("feeding the job queue", metadata: ["database": "\(resolved)", "jobsHere": "\(options.jobs)"])

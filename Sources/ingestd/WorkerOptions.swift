@@ -25,6 +25,9 @@ struct WorkerOptions: ParsableArguments {
         """))
     var hold = false
 
+    @Option(help: ArgumentHelp("Who may play the videos by default: public, or signed (only URLs signed with the playback key play them: docs/OUTPUT.md). An upload or its producer may ask signed; none makes public what this signs.", valueName: "policy"))
+    var playback: PlaybackPolicy = .public
+
     @Option(name: .customLong("jobs"), help: ArgumentHelp("Jobs run at once (default: half the cores, at least 1).", valueName: "n"))
     var jobsOption: Int?
 
@@ -116,6 +119,7 @@ struct WorkerOptions: ParsableArguments {
         configuration.webhooks = webhookOption.url != nil
         configuration.minFree = FreeSpaceFloor(minFree) ?? .standard
         configuration.growing = !hold
+        configuration.playback = playback
         configuration.margin = MarginGuard.Policy(pauseBelow: margin, resumeAbove: 2 * margin, yieldAbove: 3 * margin)
         return configuration
     }

@@ -33,7 +33,10 @@ public final class NginxCDN: @unchecked Sendable {
     }
 
     /// Serves `root` (the daemon's `--cdn`); `directory` holds the port file and the access log.
-    public init(root: String, directory: String, conf: String = "\(Paths.root)/deploy/nginx/ingestd-cdn.conf") throws {
+    /// `secrets`: the playback key lines set before the include (the key's, then a previous one's).
+    /// `bucket`: a bucket CDN's origin and path-style prefix, served with `deploy/nginx/ingestd-bucket.conf`.
+    public init(root: String, directory: String, conf: String = "\(Paths.root)/deploy/nginx/ingestd-cdn.conf", secrets: [String] = [],
+                bucket: (origin: String, prefix: String)? = nil) throws {
         guard let nginx = Self.binary else { throw Tool.ProbeFailure(message: "nginx is not installed (apt-get install nginx)") }
         self.root = root
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -44,6 +47,8 @@ public final class NginxCDN: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = ["\(Paths.root)/Tests/IngestdTesting/nginx_cdn.py", root, "--port-file", portFile,
                              "--access-log", log, "--conf", conf, "--nginx", nginx]
+            + zip(["--playback-secret", "--playback-secret-previous"], secrets).flatMap { [$0, $1] }
+            + (bucket.map { ["--bucket-origin", $0.origin, "--bucket-prefix", $0.prefix, "--conf", "\(Paths.root)/deploy/nginx/ingestd-bucket.conf"] } ?? [])
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         try process.run()

@@ -3,6 +3,7 @@
 
     nginx_cdn.py CDN_DIR [--port-file FILE] [--access-log FILE] [--conf FILE] [--nginx PATH]
                  [--playback-secret LINE] [--playback-secret-previous LINE]
+                 [--bucket-origin URL --bucket-prefix /BUCKET/PREFIX --conf deploy/nginx/ingestd-bucket.conf]
 
 Writes a throwaway nginx.conf into a private temporary directory (its pid file, error log and
 temporary paths there too; nothing of the system's nginx is read or touched but the binary), with
@@ -104,9 +105,12 @@ def main():
     parser.add_argument("--nginx")
     parser.add_argument("--playback-secret", help="the playback key file's line, set before the include")
     parser.add_argument("--playback-secret-previous", help="the previous key's line, during a rotation")
+    parser.add_argument("--bucket-origin", help="a bucket CDN's origin (http://host:port): with --bucket-prefix and ingestd-bucket.conf")
+    parser.add_argument("--bucket-prefix", help="the bucket CDN's path-style prefix, /<bucket>/<prefix>")
     args = parser.parse_args()
     secrets = "".join(f'        set ${name} "{value}";\n' for name, value in
-                      [("ingestd_playback_secret", args.playback_secret), ("ingestd_playback_secret_previous", args.playback_secret_previous)]
+                      [("ingestd_playback_secret", args.playback_secret), ("ingestd_playback_secret_previous", args.playback_secret_previous),
+                       ("ingestd_bucket_origin", args.bucket_origin), ("ingestd_bucket_prefix", args.bucket_prefix)]
                       if value)
     nginx = nginx_binary(args.nginx)
     root = os.path.abspath(args.cdn)

@@ -27,6 +27,19 @@ struct UploadTokenTests {
                 "the status token outlives the upload's")
     }
 
+    @Test func aSignedPlaybackIsSignedIntoTheLinkAndCannotBeCutOff() throws {
+        let link = try UploadLink(id: "p1", server: "https://a", secret: secret, expiresIn: 60, playback: .signed, now: now)
+        let text = String(link.uploadURL.split(separator: "=").last!)
+        #expect(text.hasPrefix("v1.upload.p1.52428800.1.1800000060.signed."), "\(text)")
+        #expect(try UploadToken(verifying: text, secret: secret, scope: .upload, now: now).playback == .signed)
+        // The same link without `.signed`: its MAC no longer matches.
+        let cut = text.replacingOccurrences(of: ".signed.", with: ".")
+        #expect(throws: UploadToken.Refusal.forged) { try UploadToken(verifying: cut, secret: secret, scope: .upload, now: now) }
+        #expect(throws: UploadToken.Refusal.malformed) {
+            try UploadToken(verifying: text.replacingOccurrences(of: ".signed.", with: ".public."), secret: secret, scope: .upload, now: now)
+        }
+    }
+
     @Test func everyChangedCharacterIsRefused() throws {
         let token = UploadToken(scope: .upload, id: "job", maxBytes: 1000, expires: 1_900_000_000).encoded(secret: secret)
         for index in token.indices {

@@ -25,6 +25,8 @@ public struct JobRequest: Codable, Sendable, Equatable {
     public var publishedVersion: String?
     /// How the output comes into view: whole at the end, or growing.
     public var mode = OutputMode.whole
+    /// The video's playback policy, for its manifest (absent: public).
+    public var playback: PlaybackPolicy?
 
     /// How a job's output comes into view.
     public enum OutputMode: Codable, Sendable, Equatable {

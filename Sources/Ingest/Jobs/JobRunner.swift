@@ -22,6 +22,8 @@ public struct JobRunner: Sendable {
     public var limits: ChildLimits
     /// How long a job process asked to stop (SIGTERM) may take before it is killed (SIGKILL).
     public var killAfterSeconds: Double
+    /// The attempt's playback policy, for the video's manifest (set per attempt).
+    public var playback: PlaybackPolicy?
 
     public init(executable: String, presetArgument: String, timeoutSeconds: Double, limits: ChildLimits,
                 killAfterSeconds: Double = 5) {
@@ -61,6 +63,7 @@ public struct JobRunner: Sendable {
                                  progressPath: "\(jobDirectory)/progress.json", limits: limits, stageOnly: stageOnly, attempt: attempt,
                                  publishedVersion: publishedVersion)
         if growing { request.mode = .growing(reports: playablePath) }
+        request.playback = playback
         let process: Process
         do {
             process = try start(request, logTail: logTail)

@@ -34,6 +34,8 @@ public struct TranscodeJob: Sendable {
     /// (``Preset/codecLadders``) is to keep its H.264 ladder, MP4 and sound and add only the
     /// other codecs' rungs (``TranscodeRequest/publishedVersion``).
     public var publishedVersion: String?
+    /// The video's playback policy, recorded in its manifest.
+    public var playback: PlaybackPolicy?
     /// The video is played while it is made: `destination` is this attempt's version directory
     /// (`CDN/<id>/t<token>`), written in place, whose parent (`CDN/<id>`) the attempt's worker
     /// points into once the ladder can be played (``TranscodeEvent/playable(seconds:)``).
@@ -88,6 +90,7 @@ public struct TranscodeJob: Sendable {
         do {
             var request = upload.request(outputDirectory: staged.staging, preset: preset)
             request.publishedVersion = publishedVersion
+            request.playback = playback?.rawValue
             request.growing = growing
             return (try await Transcoder.run(request, events: events), staged)
         } catch {

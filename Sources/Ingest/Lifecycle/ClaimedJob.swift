@@ -18,9 +18,13 @@ public struct ClaimedJob: Sendable, Equatable {
     /// The upload's own id (`upload.json`'s) when its producer recorded one (the queue's);
     /// otherwise the attempt reads it from the upload.
     public var uploadID: String?
+    /// The playback policy its producer asked for (`submit --playback`, the upload URL's); nil:
+    /// none asked (the host's default and the upload's own decide).
+    public var playback: PlaybackPolicy?
 
     public init(id: String, token: Int64, attempt: Int, input: TranscodeJob.Input, preset: String? = nil, directory: String? = nil,
-                uploadID: String? = nil) {
+                uploadID: String? = nil, playback: PlaybackPolicy? = nil) {
+        self.playback = playback
         self.id = id
         self.token = token
         self.attempt = attempt

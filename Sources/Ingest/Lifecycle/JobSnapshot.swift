@@ -31,6 +31,8 @@ public struct JobSnapshot: Codable, Sendable, Equatable {
     public var aheadSeconds: Double?
     /// A deleted video's tombstone: when, why, who, what was purged.
     public var deletion: Tombstone?
+    /// Who may play it (absent: public); `signed` names its paths unsigned, as for every video.
+    public var playback: PlaybackPolicy?
 
     public init(id: String, state: State, attempts: Int, progress: Int? = nil, reason: Reason? = nil, place: PlaybackPlace? = nil,
                 manifest: ReadyManifest? = nil) {

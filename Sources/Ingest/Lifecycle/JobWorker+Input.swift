@@ -45,6 +45,17 @@ extension JobWorker {
         case .failure(let early): return .failure(early)
         }
         if Self.remoteInput(of: job) != nil { output.uploadID = output.uploadID ?? Upload.declaredID(of: input) }
+        output.playback = PlaybackPolicy.strictest(configuration.playback, job.playback, Upload.declaredPlayback(of: input))
+        if output.playback == .signed {
+            // Before the job process writes anything a player could fetch.
+            do {
+                try await target.markPlayback(of: job.id, .signed)
+            } catch {
+                await hostFault("cannot mark \(job.id) signed on the CDN: \(error)")
+                return .failure(EndedEarly(end: .released))
+            }
+        }
+        runner.playback = output.playback
         if let early = await precheck(job, input: input, limits: limits, log: log) { return .failure(early) }
         return .success(PreparedAttempt(input: input, runner: runner, directory: directory))
     }

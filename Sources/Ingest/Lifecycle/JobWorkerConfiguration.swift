@@ -42,6 +42,9 @@ public struct JobWorkerConfiguration: Sendable {
     /// Videos are played while they are made (``OutputTarget/growsInView``); false (`--hold`,
     /// and the stores that cannot show a video before its end): nothing is visible before the end.
     public var growing = false
+    /// Who may play videos no upload and no producer asked otherwise of (`--playback`): the
+    /// strictest wins (``PlaybackPolicy/strictest(_:)``).
+    public var playback = PlaybackPolicy.public
     /// In a bucket CDN, the object `<id>/current.json` names each published version (the
     /// spool's store); false: the store's row does (the fleet).
     public var bucketPointer = false

@@ -4,8 +4,9 @@ import Foundation
 /// `data.uploadId` is the `id` from `upload.json`, absent for a plain video file.
 public enum UploadEvent {
     /// `upload.published`: the essentials of the job's manifest, paths relative to the CDN root
-    /// (where it plays: `place`).
-    public static func published(job: String, place: PlaybackPlace, manifest json: Data?, at now: Date = Date()) -> OutboxEvent {
+    /// (where it plays: `place`), unsigned whatever its `playback` (the app signs them).
+    public static func published(job: String, place: PlaybackPlace, manifest json: Data?, playback: PlaybackPolicy = .public,
+                                 at now: Date = Date()) -> OutboxEvent {
         let manifest = json.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
         func relative(_ value: Any?) -> String? { (value as? String).map { place.path($0) } }
         func images(_ value: Any?) -> [[String: any Sendable]] {
@@ -15,6 +16,7 @@ public enum UploadEvent {
         }
         var data: [String: any Sendable] = [
             "id": job,
+            "playback": playback.rawValue,
             "renditions": ((manifest["renditions"] as? [[String: Any]]) ?? []).map { rung -> [String: any Sendable] in
                 ["name": rung["name"] as? String ?? "", "playlist": relative(rung["playlist"]) ?? "",
                  "width": rung["width"] as? Int ?? 0, "height": rung["height"] as? Int ?? 0,
@@ -41,11 +43,17 @@ public enum UploadEvent {
     /// (`upload.published` follows); `playableAfterSeconds` from its arrival. Once per attempt
     /// (`attempt`, its version): a retry's plays from its own version in a bucket.
     public static func playable(job: String, attempt: String, uploadID: String?, master: String, listedSeconds: Double,
-                                afterSeconds: Double?, at now: Date = Date()) -> OutboxEvent {
-        var data: [String: any Sendable] = ["id": job, "master": master, "listedSeconds": listedSeconds]
+                                afterSeconds: Double?, playback: PlaybackPolicy = .public, at now: Date = Date()) -> OutboxEvent {
+        var data: [String: any Sendable] = ["id": job, "master": master, "listedSeconds": listedSeconds, "playback": playback.rawValue]
         if let uploadID { data["uploadId"] = uploadID }
         if let afterSeconds { data["playableAfterSeconds"] = afterSeconds }
         return OutboxEvent(type: "upload.playable", job: job, attempt: attempt, data: data, at: now)
+    }
+
+    /// `upload.playback_changed`: video `job`'s policy is now `playback` (`ingestd playback`, the
+    /// console); `purge`: its paths a cache in front may hold, unsigned (what to drop once signed).
+    public static func playbackChanged(job: String, playback: PlaybackPolicy, purge: [String], at now: Date = Date()) -> OutboxEvent {
+        OutboxEvent(type: "upload.playback_changed", job: job, data: ["id": job, "playback": playback.rawValue, "purge": purge], at: now)
     }
 
     /// `upload.rejected` (bad upload, never retried) or `upload.failed` (retries ran out).

@@ -18,6 +18,9 @@ public struct AttemptOutput: Sendable {
     public var adopted = false
     /// The upload's own id (`upload.json`'s), for the webhook.
     public var uploadID: String?
+    /// Who may play the video: the strictest of the host's default, the producer's and the
+    /// upload's own (``PlaybackPolicy/strictest(_:)``), resolved when the attempt starts.
+    public var playback = PlaybackPolicy.public
     /// The last lines the job process logged (at most ``JobLogTail/limit`` bytes), kept with the
     /// attempt's end event when it did not publish.
     public var log: String?
@@ -44,7 +47,7 @@ public struct AttemptOutput: Sendable {
     public func playableWebhook(_ report: JobPlayable, place: PlaybackPlace, afterSeconds: Double?, at: Date? = nil) -> OutboxEvent? {
         guard let clock = webhookClock else { return nil }
         return UploadEvent.playable(job: id, attempt: version, uploadID: uploadID, master: place.master, listedSeconds: report.seconds,
-                                    afterSeconds: afterSeconds.map { ($0 * 1000).rounded() / 1000 }, at: at ?? clock.now())
+                                    afterSeconds: afterSeconds.map { ($0 * 1000).rounded() / 1000 }, playback: playback, at: at ?? clock.now())
     }
 
     /// The webhook of `end` as the store records it (its reason's message may name where the
@@ -54,7 +57,7 @@ public struct AttemptOutput: Sendable {
         guard let now = webhookClock?.now() else { return nil }
         switch end {
         case .published:
-            return UploadEvent.published(job: id, place: place, manifest: manifest, at: now)
+            return UploadEvent.published(job: id, place: place, manifest: manifest, playback: playback, at: now)
         case .rejected(let reason), .failed(let reason):
             return UploadEvent.refused("upload.\(end.label)", job: id, uploadID: uploadID, code: reason.code, message: reason.message,
                                        attempts: reason.attempts, at: now)

@@ -20,3 +20,15 @@ extension GrowingBucketTarget {
     public func remove(_ id: String) async throws { try await held.remove(id) }
     public func oldBytesKept() async throws -> String? { try await held.oldBytesKept() }
 }
+
+/// Signed playback in a bucket: the object `<id>/.playback-signed` (what nginx in front of the
+/// bucket asks for before an unsigned path: docs/DEPLOY.md).
+extension HeldBucketTarget {
+    public func markPlayback(of id: String, _ policy: PlaybackPolicy) async throws {
+        try await storage.setObject("\(prefix(id))/\(PlaybackPolicy.markerName)", present: policy == .signed)
+    }
+}
+
+extension GrowingBucketTarget {
+    public func markPlayback(of id: String, _ policy: PlaybackPolicy) async throws { try await held.markPlayback(of: id, policy) }
+}

@@ -57,6 +57,8 @@ public struct GrowingDirectoryTarget: OutputTarget {
 
     public func place(_ attempt: AttemptOutput) -> PlaybackPlace { staged.place(attempt) }
 
+    public func markPlayback(of id: String, _ policy: PlaybackPolicy) async throws { try await staged.markPlayback(of: id, policy) }
+
     public func publishedPreset(of id: String) async throws -> String? { try await staged.publishedPreset(of: id) }
 
     public func republish(_ id: String, presetHash: String, encode: VersionEncoder) async -> Republished {

@@ -59,6 +59,11 @@ public protocol OutputTarget: Sendable {
     /// killed and left no result saying where (the rescuer). A newer attempt's stays.
     func discardLeftovers(id: String, token: Int64) async
 
+    /// Signed playback: puts the marker that makes the CDN refuse video `id`'s unsigned paths
+    /// (``PlaybackPolicy/markerName``) in place, or takes it away (`public`). A signed attempt's
+    /// worker calls it before the job process writes anything; `ingestd playback` after publish.
+    func markPlayback(of id: String, _ policy: PlaybackPolicy) async throws
+
     /// Where the attempt's video plays while it grows, and where it will once published unless
     /// an earlier attempt's output is adopted (``publish(_:)`` says which).
     func place(_ attempt: AttemptOutput) -> PlaybackPlace

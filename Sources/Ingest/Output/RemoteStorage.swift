@@ -37,6 +37,8 @@ public protocol RemoteStorage: Sendable {
     /// only if the pointer is still `current` (created only if absent when nil); throws
     /// ``PointerMoved`` when another writer changed it meanwhile. Returns the version prefix.
     func publish(_ directory: String, to output: String, replacing current: RemotePointer?) async throws -> String
+    /// Makes the empty object at `url` (`present`) or removes it: a marker (signed playback's).
+    func setObject(_ url: String, present: Bool) async throws
     /// The object at `url` (`s3://bucket/key`), nil when there is none; throws when it is larger
     /// than `limit` bytes (the console's read-only view of a bucket CDN).
     func read(_ url: String, limit: Int) async throws -> Data?

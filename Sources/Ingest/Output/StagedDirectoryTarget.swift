@@ -50,6 +50,8 @@ public struct StagedDirectoryTarget: OutputTarget {
 
     public func publish(_ attempt: AttemptOutput) async throws -> PlaybackPlace {
         if let staging = attempt.staging {
+            // A signed video's first version comes into view with its marker, never without.
+            if attempt.playback == .signed { try PlaybackMarker(directory: staging).set(.signed) }
             let staged = StagedDirectory(destination: directory(attempt.id), staging: staging)
             if attempt.adopted || isInView(attempt.id) { staged.discard() } else { try staged.publish(synced: true) }  // the job process flushed it
         }
@@ -77,4 +79,11 @@ public struct StagedDirectoryTarget: OutputTarget {
 
     /// `<id>`, through its pointers.
     public func place(_ attempt: AttemptOutput) -> PlaybackPlace { PlaybackPlace(root: root, id: attempt.id) }
+
+    /// `CDN/<id>/.playback-signed`, where `CDN/<id>` is (before a held video's first publish,
+    /// ``publish(_:)`` puts it in the staging).
+    public func markPlayback(of id: String, _ policy: PlaybackPolicy) async throws {
+        guard FileManager.default.fileExists(atPath: directory(id)) else { return }
+        try PlaybackMarker(directory: directory(id)).set(policy)
+    }
 }

@@ -142,7 +142,11 @@ public struct Reprocessor: Sendable {
         }
         defer { lock?.release() }
         let started = ContinuousClock.now
-        let (runner, input) = (runner, item.input)
+        let input = item.input
+        // A signed video stays signed: its marker stays beside the versions, and the new manifest says so.
+        var signedRunner = runner
+        signedRunner.playback = item.jobDirectory.flatMap { JSONFile.read(JobRecord.self, from: "\($0)/job.json")?.playback }
+        let runner = signedRunner
         // A preset with other codecs keeps the H.264 ladder and sound published now, and adds to them.
         let adds = preset.codecLadders?.isEmpty == false
         let deleted: @Sendable () -> Bool = { [item] in item.isDeleted }

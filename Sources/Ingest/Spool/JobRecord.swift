@@ -17,6 +17,9 @@ public struct JobRecord: Codable, Sendable, Equatable {
     public var place: PlaybackPlace?
     /// A record written before places were: the published output (`CDN/<id>`, or a bucket's version).
     public var output: String?
+    /// Who may play it: what its producer asked (`serve`'s signed upload URL) until an attempt
+    /// resolves it, then what it was shown or published with (`ingestd playback` changes it).
+    public var playback: PlaybackPolicy?
 
     /// Where the published video plays (a record from before places: read from its output).
     public var playbackPlace: PlaybackPlace? { place ?? output.map { .recordedBefore(id: id, output: $0) } }

@@ -185,7 +185,9 @@ public struct Spool: Sendable {
         var info = stat()
         guard SpoolLayout.State.allCases.allSatisfy({ lstat(layout.job(job.id, in: $0), &info) != 0 }),
               !layout.isDeleted(job.id) else { return false }
-        try JSONFile.write(Self.record(id: job.id, entry: entry), to: "\(prepared)/job.json")
+        var record = Self.record(id: job.id, entry: entry)
+        record.playback = job.playback
+        try JSONFile.write(record, to: "\(prepared)/job.json")
         try Durability.syncDirectory(prepared)
         guard rename(prepared, layout.job(job.id)) == 0 else {
             throw IngestError.cannotWrite(path: layout.job(job.id), reason: String(cString: strerror(errno)))

@@ -45,6 +45,7 @@ extension SpoolStore {
         events.append("published", record.id, place.eventFields.merging(["duration": result.durationSeconds ?? 0]) { $1 })
         try output.webhook(.published(result), place: place).map { try outbox?.record($0) }
         record.place = place
+        record.playback = output.playback
         try? output.manifest.write(to: URL(fileURLWithPath: "\(layout.job(record.id))/manifest.json"))
         try spool.update(record)
         try spool.finish(record, as: .archive)

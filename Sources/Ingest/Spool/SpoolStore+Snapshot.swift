@@ -29,8 +29,10 @@ extension SpoolStore {
             // The version playing now where this host reads it (reprocess may have replaced it), else as published.
             let manifest = place?.readableManifest.flatMap { JSONFile.read(ReadyManifest.self, from: $0) }
                 ?? JSONFile.read(ReadyManifest.self, from: "\(directory)/manifest.json")
-            return JobSnapshot(id: id, state: .published, attempts: (record?.attempts ?? 0) + 1, progress: 100, place: place,
-                               manifest: manifest)
+            var published = JobSnapshot(id: id, state: .published, attempts: (record?.attempts ?? 0) + 1, progress: 100, place: place,
+                                        manifest: manifest)
+            published.playback = record?.playback ?? manifest?.playback.flatMap(PlaybackPolicy.init(rawValue:))
+            return published
         case .queued:
             return JobSnapshot(id: id, state: .queued, attempts: 0)  // handed to the fleet's queue (`status --database` says more)
         case .rejected, .failed:
@@ -46,6 +48,7 @@ extension SpoolStore {
                 running.playable = true
                 let shown = JSONFile.read(ShownVideo.self, from: playableRecord(layout, id))
                 running.place = shown?.place
+                running.playback = shown?.playback
                 if let at = shown?.shownAt, let listing = JSONFile.read(JobPlayable.self, from: "\(directory)/playable.json")?.listing {
                     running.aheadSeconds = Margin.seconds(listed: listing.seconds, ended: listing.ended, shownAt: at)
                 }

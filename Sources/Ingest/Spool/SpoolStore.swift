@@ -54,7 +54,8 @@ public final class SpoolStore: JobStore {
             try? FileManager.default.removeItem(atPath: Self.playableRecord(layout, record.id))  // a killed attempt's
             events.append("attempt", record.id, ["attempt": record.attempts + 1, "token": record.token!, "pid": Int(getpid())])
             claimed.append(ClaimedJob(id: record.id, token: record.token!, attempt: record.attempts + 1,
-                                      input: .soleEntry(of: layout.upload(record.id)), directory: layout.job(record.id)))
+                                      input: .soleEntry(of: layout.upload(record.id)), directory: layout.job(record.id),
+                                      playback: record.playback))
         }
         handedOver.withLock { $0.wanted = claimed.count < limit }
         return claimed
@@ -106,7 +107,7 @@ public final class SpoolStore: JobStore {
                                            "playableAfterSeconds": (after * 1000).rounded() / 1000,
                                            "stages": report.stages(received: record.receivedAt, shown: Date())])
         // For `status --job`, until the attempt ends.
-        try? JSONFile.write(ShownVideo(place: shown, shownAt: Date()), to: Self.playableRecord(layout, job.id))
+        try? JSONFile.write(ShownVideo(place: shown, shownAt: Date(), playback: output.playback), to: Self.playableRecord(layout, job.id))
         return true
     }
 
@@ -115,6 +116,8 @@ public final class SpoolStore: JobStore {
         var place: PlaybackPlace
         /// When it was shown (nil from an earlier version).
         var shownAt: Date?
+        /// Who may play it (nil from an earlier version: public).
+        var playback: PlaybackPolicy?
     }
 
     /// `work/<id>/shown.json`: the running attempt's video is shown (``playable(_:output:target:_:)``).

@@ -14,8 +14,12 @@ public struct NewJob: Sendable, Equatable {
     /// Whether the input is ingestd's own (what `serve` received, a spool's `queued/` entry): a
     /// deletion removes it. A path given to `submit` is the operator's, and stays.
     public var ownsInput: Bool
+    /// `signed`: the producer asks for signed playback (`submit --playback`, a signed upload URL).
+    public var playback: PlaybackPolicy?
 
-    public init(id: String, input: TranscodeJob.Input, uploadID: String? = nil, preset: String, ownsInput: Bool = false) {
+    public init(id: String, input: TranscodeJob.Input, uploadID: String? = nil, preset: String, ownsInput: Bool = false,
+                playback: PlaybackPolicy? = nil) {
+        self.playback = playback
         self.id = id
         self.input = input
         self.uploadID = uploadID

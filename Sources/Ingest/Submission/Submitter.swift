@@ -9,9 +9,13 @@ import Transcode
 public struct Submitter: Sendable {
     public let preset: Preset
     private let presetJSON: String
+    /// `signed`: every job this producer makes is signed (`submit --playback`, `serve --playback`);
+    /// `public`: only those the upload's link or the upload asks to be.
+    public let playback: PlaybackPolicy
 
-    public init(preset: Preset) {
+    public init(preset: Preset, playback: PlaybackPolicy = .public) {
         self.preset = preset
+        self.playback = playback
         presetJSON = String(decoding: preset.canonicalJSON(), as: UTF8.self)
     }
 
@@ -43,10 +47,11 @@ public struct Submitter: Sendable {
     /// upload's own id as given or, for a local upload directory, read from its `upload.json`;
     /// `owned`: the input is ingestd's own (``NewJob/ownsInput``).
     public func job(_ input: TranscodeJob.Input, id: String? = nil, name: String = "upload", uploadID: String? = nil,
-                    owned: Bool = false) -> NewJob {
+                    owned: Bool = false, playback: PlaybackPolicy? = nil) -> NewJob {
         let local = !RemotePath.isRemote(input.description)
+        let asked: PlaybackPolicy? = self.playback == .signed || playback == .signed ? .signed : playback
         return NewJob(id: id ?? JobID.make(for: name), input: input, uploadID: uploadID ?? (local ? Upload.declaredID(of: input) : nil),
-                      preset: presetJSON, ownsInput: owned)
+                      preset: presetJSON, ownsInput: owned, playback: asked)
     }
 
     /// Queues `jobs` in `store`, all or none where the store can; queueing an id again changes

@@ -48,6 +48,19 @@ public struct Upload: Sendable {
         return declaredID(inManifest: data)
     }
 
+    /// The playback policy an upload directory's `upload.json` asks for, read as ``declaredID(of:)``
+    /// reads its id; nil for a plain file or a manifest that asks none.
+    public static func declaredPlayback(of input: TranscodeJob.Input) -> PlaybackPolicy? {
+        let entry: UploadEntry?
+        switch input {
+        case .path(let path): entry = try? UploadEntry.open(path)
+        case .soleEntry(let holder): entry = try? UploadEntry.openSole(in: holder)
+        }
+        guard case .directory(let directory)? = entry, let data = try? directory.read(manifestName, limit: maxManifestBytes) else { return nil }
+        struct Declared: Decodable { var playback: PlaybackPolicy? }
+        return (try? JSONDecoder().decode(Declared.self, from: data))?.playback
+    }
+
     /// The valid `id` an `upload.json`'s bytes declare, wherever they were read (a directory, a bucket).
     public static func declaredID(inManifest data: Data) -> String? {
         struct Declared: Decodable { var id: String }

@@ -30,6 +30,9 @@ public struct UploadManifest: Sendable, Codable, Equatable {
     public var audio: Audio?
     /// Anything JSON; copied to `manifest.json` as given.
     public var metadata: [String: JSONValue]?
+    /// `signed`: the video plays only through signed URLs (the strictest of this, the app's and
+    /// the host's choice wins: an upload cannot make public what they sign).
+    public var playback: PlaybackPolicy?
 
     public struct Clip: Sendable, Codable, Equatable {
         public var file: String

@@ -4,7 +4,7 @@ import Foundation
 /// codec) and `manifest.json`.
 enum ManifestWriter {
     static func write(plan: TranscodePlan, layout: OutputLayout, result: PipelineResult, wallSeconds: Double,
-                      uploadID: String?, metadata: [String: JSONValue]) throws -> ReadyManifest {
+                      uploadID: String?, metadata: [String: JSONValue], playback: String? = nil) throws -> ReadyManifest {
         var variants: [VariantStream] = []
         var iFrameStreams: [IFrameStream] = []
         var renditions: [ReadyManifest.Rendition] = []
@@ -76,7 +76,8 @@ enum ManifestWriter {
             preset: .init(name: plan.presetName, hash: plan.presetHash),
             timings: .init(wallSeconds: wallSeconds, speed: wallSeconds > 0 ? result.videoSeconds / wallSeconds : 0,
                            posterAtSeconds: result.posterSeconds),
-            metadata: metadata
+            metadata: metadata,
+            playback: playback
         )
         try write(String(decoding: manifest.jsonData(), as: UTF8.self), to: layout.manifest)
         return manifest

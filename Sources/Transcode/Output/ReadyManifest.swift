@@ -32,6 +32,9 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
     public var timings: Timings
     /// Free-form metadata passed through from the upload.
     public var metadata: [String: JSONValue]
+    /// Who may play it: `signed`, only through signed URLs; `public` (absent from manifests
+    /// written before playback policies: public too).
+    public var playback: String?
 
     public struct TopRung: Sendable, Codable, Equatable {
         public var mode: TopRungDecision.Mode

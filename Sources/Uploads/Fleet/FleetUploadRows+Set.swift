@@ -21,9 +21,9 @@ extension FleetUploadRows {
                 """, logger: logger))
             let upload = try make(made)
             let inserted = try await connection.query("""
-                INSERT INTO ingestd_uploads (id, part, files, length, name, metadata, key, multipart_id, expires_at)
+                INSERT INTO ingestd_uploads (id, part, files, length, name, metadata, key, multipart_id, expires_at, playback)
                 SELECT \(upload.id), \(upload.part), \(upload.files), \(upload.length), \(upload.name), \(upload.metadata), \(upload.key),
-                       \(upload.multipartID), to_timestamp(\(Double(expires)))
+                       \(upload.multipartID), to_timestamp(\(Double(expires))), \(upload.playback?.rawValue)
                  WHERE NOT EXISTS (SELECT 1 FROM ingestd_jobs WHERE id = \(upload.id))
                    AND NOT EXISTS (SELECT 1 FROM ingestd_deletions WHERE id = \(upload.id))
                 ON CONFLICT DO NOTHING RETURNING 1

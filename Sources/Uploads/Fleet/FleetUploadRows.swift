@@ -1,5 +1,6 @@
 import Fleet
 import Foundation
+import Ingest
 import Logging
 import ObjectStorage
 import PostgresNIO
@@ -24,10 +25,12 @@ struct FleetUpload: Codable, Sendable {
     var enqueued: Bool
     /// How many uploads make the job: 1 for a lone video file, more for an upload set (``part`` is then the file's index).
     var files: Int
+    /// What the link and the phone asked for this file (``UploadSet/playback``'s fleet twin).
+    var playback: PlaybackPolicy?
 
     enum CodingKeys: String, CodingKey {
         case id, part, length, offset = "upload_offset", name, metadata, key, multipartID = "multipart_id", parts, tail,
-             tailKey = "tail_key", interrupted, terminated, completed, enqueued, files
+             tailKey = "tail_key", interrupted, terminated, completed, enqueued, files, playback
     }
 
     /// As ``TusHandler`` sees it: `path` is the object's key.

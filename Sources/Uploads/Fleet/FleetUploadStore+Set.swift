@@ -10,11 +10,12 @@ extension FleetUploadStore {
     /// next try queues again, which the queue keeps as the one job. Returns whether it is queued.
     func enqueueSet(_ id: String, files: Int) async throws -> Bool {
         let (jobs, submitter) = (jobs, submitter)
-        let job = submitter.job(.path(root.appending("\(id)/").description), id: id, owned: true)
+        let input = TranscodeJob.Input.path(root.appending("\(id)/").description)
         return try await rows.whileLocked(id) { set in
             if set.contains(where: \.enqueued) { return true }
             guard set.count == files, set.allSatisfy({ $0.completed && !$0.terminated }) else { return false }
-            try await submitter.submit([job], to: jobs)
+            let asked: PlaybackPolicy? = set.contains { $0.playback == .signed } ? .signed : set.compactMap(\.playback).first
+            try await submitter.submit([submitter.job(input, id: id, owned: true, playback: asked)], to: jobs)
             return true
         }
     }

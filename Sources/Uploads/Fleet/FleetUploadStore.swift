@@ -50,7 +50,8 @@ struct FleetUploadStore: UploadStore {
                 guard try rule(made) == name else { throw TusRefusal(.conflict, "token_used", "\(name) is already being uploaded") }
                 return FleetUpload(id: token.id, part: made.count + 1, length: length, offset: 0, name: name, metadata: metadata.raw, key: object.key,
                                    multipartID: multipart, parts: [], tail: 0, tailKey: nil, interrupted: false, terminated: false,
-                                   completed: false, enqueued: false, files: token.files)
+                                   completed: false, enqueued: false, files: token.files,
+                                   playback: token.playback == nil && metadata.playback == nil ? nil : .strictest(token.playback, metadata.playback))
             }.upload
         } catch {
             try? await s3.abortUpload(object, uploadID: multipart)
@@ -114,7 +115,7 @@ struct FleetUploadStore: UploadStore {
             try await rows.markCompleted(row.id, part: row.part)
         }
         if row.files > 1 { return try await enqueueSet(row.id, files: row.files) }
-        try await submitter.submit([submitter.job(.path(object.description), id: row.id, owned: true)], to: jobs)
+        try await submitter.submit([submitter.job(.path(object.description), id: row.id, owned: true, playback: row.playback)], to: jobs)
         try await rows.markEnqueued(row.id)
         await deleteTails(row)
         return true
