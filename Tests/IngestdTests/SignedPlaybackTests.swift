@@ -74,6 +74,24 @@ struct SignedPlaybackTests {
         #expect(events == ["public", "signed"])
         let missing = try Tool.run(Paths.binary, ["playback", "--spool", spool, "--cdn", cdn, "no-such-video", "public"])
         #expect(missing.status == 1, "\(missing.stdout)")
+
+        // The console: its player signs its own 10-minute URL from the public CDN; an operator flips
+        // the policy, a read token and another site cannot.
+        let console = try ConsoleProcess(["--spool", spool, "--cdn", cdn, "--cdn-url", nginx.url(""), "--playback-key-file", key],
+                                         directory: base, log: "\(base)/console.log")
+        let page = try console.request("GET", "/console/jobs/\(id)", token: console.readToken).body
+        let src = try #require(page.firstMatch(of: /src="([^"]+master\.m3u8)"/).map { String($0.1) }, "a player: \(page.suffix(800))")
+        #expect(src.hasPrefix(nginx.url("\(id)/p-")) && page.contains("data-playback=\"signed\"") && !page.contains("Make it public"),
+                "signed, and no button for a read token: \(src)")
+        #expect(try code(String(src.dropFirst(nginx.url("").count))) == "200", "the console's own signed URL plays")
+        #expect(try console.request("POST", "/console/jobs/playback", token: console.readToken, form: "id=\(id)&policy=public").status == 403)
+        #expect(try console.request("POST", "/console/jobs/playback", token: console.operateToken, headers: ["Sec-Fetch-Site": "cross-site"],
+                                    form: "id=\(id)&policy=public").status == 403)
+        #expect(try code("\(id)/\(segment)") == "403", "nothing changed by the refusals")
+        let flipped = try console.request("POST", "/console/jobs/playback", token: console.operateToken, headers: ["Accept": "application/json"],
+                                          form: "id=\(id)&policy=public")
+        let afterFlip = try code("\(id)/\(segment)")
+        #expect(flipped.status == 200 && afterFlip == "200", "\(flipped)")
         _ = daemon
     }
 
