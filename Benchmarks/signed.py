@@ -4,10 +4,10 @@
   signed.py OUT_DIR [REQUESTS]
 
 One throwaway nginx (Tests/IngestdTesting/nginx_cdn.py) with deploy/nginx/ingestd-cdn.conf and
-a playback key; a CDN directory with two videos whose segment is the same 1 MB: one public, one
-signed (its .playback-signed marker). Over one keep-alive connection each, in alternating rounds
-of 200 requests (so both meet the same host load), REQUESTS GETs (default 4000) of the public
-segment by its plain path and of the signed one by its signed path (the docs' Python recipe).
+a playback key; a CDN directory with two videos whose segment is the same 1 MB file (one inode, two names): one
+public, one signed (its .playback-signed marker). Over one keep-alive connection, REQUESTS pairs (default
+4000) of GETs, the order alternating pair by pair (so both meet the same host load): the public
+segment by its plain path, the signed one by its signed path (the docs' Python recipe).
 Prints per-request p50 and p95 for each and the ratio of their medians, and writes
 OUT_DIR/signed.json. No ingestd process is in the request path: nginx alone checks the token.
 """
@@ -36,8 +36,10 @@ def main():
     segment = os.urandom(1 << 20)
     for video in ("open", "locked"):
         os.makedirs(os.path.join(cdn, video, "t1", "360p"))
-        with open(os.path.join(cdn, video, "t1", "360p", "seg_000.m4s"), "wb") as f:
-            f.write(segment)
+    with open(os.path.join(cdn, "open", "t1", "360p", "seg_000.m4s"), "wb") as f:
+        f.write(segment)
+    # One inode under both names: the same bytes in the same page cache, only the rules differ.
+    os.link(os.path.join(cdn, "open", "t1", "360p", "seg_000.m4s"), os.path.join(cdn, "locked", "t1", "360p", "seg_000.m4s"))
     open(os.path.join(cdn, "locked", ".playback-signed"), "w").close()
     key = "plsec_" + __import__("base64").b64encode(os.urandom(32)).decode()
     port_file = os.path.join(work, "port")
@@ -52,13 +54,13 @@ def main():
         expires = int(time.time()) + 3600
         paths = {"public": "/open/t1/360p/seg_000.m4s",
                  "signed": playback_url("", "locked", key, expires, "t1/360p/seg_000.m4s")}
-        connections = {name: http.client.HTTPConnection("127.0.0.1", port, timeout=30) for name in paths}
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         times = {name: [] for name in paths}
 
         def get(name):
             started = time.perf_counter()
-            connections[name].request("GET", paths[name])
-            response = connections[name].getresponse()
+            connection.request("GET", paths[name])
+            response = connection.getresponse()
             body = response.read()
             if response.status != 200 or len(body) != len(segment):
                 raise SystemExit(f"{name}: {response.status}, {len(body)} bytes")
@@ -70,9 +72,9 @@ def main():
         unsigned = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         unsigned.request("GET", "/locked/t1/360p/seg_000.m4s")
         refused = unsigned.getresponse().status
-        for _ in range(REQUESTS // 200):
-            for name in (("public", "signed") if len(times["public"]) % 400 == 0 else ("signed", "public")):
-                times[name] += [get(name) for _ in range(200)]
+        for pair in range(REQUESTS):
+            for name in (("public", "signed") if pair % 2 == 0 else ("signed", "public")):
+                times[name].append(get(name))
         result = {"requests": REQUESTS, "unsigned_request_to_signed_video": refused}
         print(f"{'segment (1 MB), one keep-alive connection':44} {'p50 ms':>8} {'p95 ms':>8}")
         for name, values in times.items():
