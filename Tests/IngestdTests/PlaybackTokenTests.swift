@@ -1,5 +1,6 @@
 import Foundation
 import Ingest
+import Transcode
 import IngestdTesting
 @testable import Playback
 import Testing
@@ -39,5 +40,23 @@ struct PlaybackTokenTests {
         #expect(try PlaybackKey(path: file).id == "BwcH")
         try Data("whsec_\(Data(repeating: 7, count: 32).base64EncodedString())\n".utf8).write(to: URL(fileURLWithPath: file))
         #expect(throws: SecretFileError.self) { try PlaybackKey(path: file) }
+    }
+
+    @Test func anUploadAsksForItInItsManifest() throws {
+        let directory = NSTemporaryDirectory() + "signed-upload-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.copyItem(atPath: Paths.sample("upload"), toPath: directory)
+        let manifest = "\(directory)/upload.json"
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifest))) as? [String: Any])
+        #expect(Upload.declaredPlayback(of: .path(directory)) == nil)
+        json["playback"] = "signed"
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: manifest))
+        #expect(Upload.declaredPlayback(of: .path(directory)) == .signed)
+        _ = try Upload.open(directory, limits: Preset.builtIn.limits)
+        json["playback"] = "private"
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: manifest))
+        #expect(Upload.declaredPlayback(of: .path(directory)) == nil)
+        #expect(throws: (any Error).self) { try Upload.open(directory, limits: Preset.builtIn.limits) }
+        #expect(PlaybackPolicy.strictest(.public, nil, .signed) == .signed && PlaybackPolicy.strictest(nil, .public) == .public)
     }
 }

@@ -38,27 +38,24 @@ public struct Upload: Sendable {
 
     /// The `id` an upload directory's `upload.json` declares, read as safely as the upload
     /// itself (no link followed, size-limited); nil for a plain file or a manifest without a valid id.
-    public static func declaredID(of input: TranscodeJob.Input) -> String? {
-        let entry: UploadEntry?
-        switch input {
-        case .path(let path): entry = try? UploadEntry.open(path)
-        case .soleEntry(let holder): entry = try? UploadEntry.openSole(in: holder)
-        }
-        guard case .directory(let directory)? = entry, let data = try? directory.read(manifestName, limit: maxManifestBytes) else { return nil }
-        return declaredID(inManifest: data)
-    }
+    public static func declaredID(of input: TranscodeJob.Input) -> String? { manifestBytes(of: input).flatMap(declaredID(inManifest:)) }
 
     /// The playback policy an upload directory's `upload.json` asks for, read as ``declaredID(of:)``
     /// reads its id; nil for a plain file or a manifest that asks none.
     public static func declaredPlayback(of input: TranscodeJob.Input) -> PlaybackPolicy? {
+        struct Declared: Decodable { var playback: PlaybackPolicy? }
+        return manifestBytes(of: input).flatMap { try? JSONDecoder().decode(Declared.self, from: $0) }?.playback
+    }
+
+    /// An upload directory's `upload.json`, read without following a link, at most ``maxManifestBytes``.
+    private static func manifestBytes(of input: TranscodeJob.Input) -> Data? {
         let entry: UploadEntry?
         switch input {
         case .path(let path): entry = try? UploadEntry.open(path)
         case .soleEntry(let holder): entry = try? UploadEntry.openSole(in: holder)
         }
-        guard case .directory(let directory)? = entry, let data = try? directory.read(manifestName, limit: maxManifestBytes) else { return nil }
-        struct Declared: Decodable { var playback: PlaybackPolicy? }
-        return (try? JSONDecoder().decode(Declared.self, from: data))?.playback
+        guard case .directory(let directory)? = entry else { return nil }
+        return try? directory.read(manifestName, limit: maxManifestBytes)
     }
 
     /// The valid `id` an `upload.json`'s bytes declare, wherever they were read (a directory, a bucket).
