@@ -205,6 +205,16 @@ check "// in a signed path: the same file (slashes merged)" "$([ "$(code "/$s/$t
 check "a signed path to a hidden name: 404" "$([ "$(code "/$s/$token/.playback-signed")" = 404 ]; echo $?)"
 check "a public video with a valid token for it, and without: 200" \
     "$([ "$(code "$(sign current vid2 master.m3u8)")" = 200 ] && [ "$(code /vid2/master.m3u8)" = 200 ]; echo $?)"
+# The rotation done: nginx reloaded without the previous key's line.
+python3 "$here/Tests/IngestdTesting/nginx_cdn.py" "$cdn" --conf "${NGINX_CDN_CONF:-$here/deploy/nginx/ingestd-cdn.conf}" --port-file "$work/port2" \
+    --playback-secret "$key" > /dev/null 2> "$work/server2.err" &
+rotated_pid=$!
+for _ in $(seq 100); do [ -s "$work/port2" ] && break; sleep 0.1; done
+rotated="http://127.0.0.1:$(cat "$work/port2")"
+check "after the rotation: the previous key's token 403, this key's 200" \
+    "$([ "$(curl -s -o /dev/null -w '%{http_code}' "$rotated$(sign previous $s master.m3u8)")" = 403 ] \
+       && [ "$(curl -s -o /dev/null -w '%{http_code}' "$rotated$(sign current $s master.m3u8)")" = 200 ]; echo $?)"
+kill "$rotated_pid" 2>/dev/null; wait "$rotated_pid" 2>/dev/null
 rm "$cdn/$s/.playback-signed"
 check "made public (marker removed): the next unsigned request 200" "$([ "$(code "/$s/t1/234p/seg_000.m4s")" = 200 ]; echo $?)"
 put $s/.playback-signed ''
