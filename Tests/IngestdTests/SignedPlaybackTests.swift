@@ -46,11 +46,19 @@ struct SignedPlaybackTests {
             gstreamer.withLock { $0 = played }
             gstreamerDone.signal()
         }.start()
-        let viewed = try Tool.run("python3", ["\(Paths.root)/Tests/IngestdTesting/hls_viewer.py", url, "--all-variants", "--timeout", "300"])
+        let fetched = "\(base)/viewer"
+        try FileManager.default.createDirectory(atPath: fetched, withIntermediateDirectories: true)
+        let viewed = try Tool.run("python3", ["\(Paths.root)/Tests/IngestdTesting/hls_viewer.py", url, "--all-variants", "--timeout", "300",
+                                              "--segments-dir", fetched])
         let report = try #require(try JSONSerialization.jsonObject(with: Data(viewed.stdout.utf8)) as? [String: Any], "\(viewed.stderr)")
         let variants = report["variants"] as? [[String: Any]] ?? []
         #expect(viewed.status == 0 && !variants.isEmpty && variants.allSatisfy { $0["ended"] as? Bool == true && ($0["errors"] as? [Any])?.isEmpty == true },
                 "the spec client played the signed URL from first sight to its end: \(viewed.stdout.prefix(1500))")
+        for file in Daemon.entries(fetched) where file.hasSuffix(".mp4") {
+            let decoded = try Tool.run("ffmpeg", ["-v", "error", "-nostdin", "-i", "\(fetched)/\(file)", "-f", "null", "-"])
+            #expect(decoded.status == 0 && decoded.stderr.isEmpty, "every frame the spec client fetched decodes: \(file) \(decoded.stderr.prefix(300))")
+        }
+        #expect(!Daemon.entries(fetched).isEmpty, "the spec client kept what it fetched")
         try Daemon.wait(timeout: 180, "the video published") { Daemon.entries("\(spool)/archive") == [id] }
 
         gstreamerDone.wait()
