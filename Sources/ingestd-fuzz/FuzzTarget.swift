@@ -12,12 +12,23 @@ enum FuzzTarget: String, CaseIterable {
     case upload
     /// Bytes as a preset: decoding and validation, then a plan with its numbers.
     case preset
+    /// Bytes as an app's caption file (WebVTT or SRT): read, checked and cleaned, then written;
+    /// what is written must read back to the same cues.
+    case caption
 
     func run(_ data: Data) {
         switch self {
         case .probe: Self.probe(data)
         case .upload: Self.upload(data)
         case .preset: Self.preset(data)
+        case .caption: Self.caption(data)
+        }
+    }
+
+    private static func caption(_ data: Data) {
+        guard let track = try? CaptionReader.read(data) else { return }
+        guard let again = try? CaptionReader.read(Data(track.webVTT.utf8)), again == track else {
+            fatalError("a cleaned caption track does not read back as itself")
         }
     }
 

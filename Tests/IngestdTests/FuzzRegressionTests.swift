@@ -17,7 +17,7 @@ import Transcode
         }
     }
 
-    @Test(arguments: ["probe", "upload", "preset"])
+    @Test(arguments: ["probe", "upload", "preset", "caption"])
     func corpusAndRegressionsReplayWithoutATrap(target: String) throws {
         let inputs = Self.inputs(target)
         #expect(!inputs.isEmpty)

@@ -13,7 +13,7 @@ binary=${FUZZ_BIN:-.build-fuzz/debug/ingestd-fuzz}
 mkdir -p out/fuzz
 status=0
 printf '%-8s %10s %10s %8s %8s\n' target runs exec/s cov ft
-for target in probe upload preset; do
+for target in probe upload preset caption; do
   scratch=$(mktemp -d)
   seeds=(Tests/fuzz/libfuzzer/corpus/$target)
   [ -d Tests/fuzz/libfuzzer/regressions/$target ] && seeds+=(Tests/fuzz/libfuzzer/regressions/$target)
