@@ -52,7 +52,8 @@ enum CaptionMarkup {
         }
         var annotation = ""
         if ["v", "lang"].contains(name), cursor.first == " " || cursor.first == "\t" {
-            annotation = " " + cursor.trimmingCharacters(in: .whitespaces).filter { !"<>&\"'=/".contains($0) }
+            let kept = String(cursor.filter { !"<>&\"'=/".contains($0) }).trimmingCharacters(in: .whitespaces)
+            annotation = kept.isEmpty ? "" : " " + kept
         }
         return "<\(name)\(classes)\(annotation)>"
     }

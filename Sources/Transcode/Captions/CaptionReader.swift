@@ -30,7 +30,10 @@ public enum CaptionReader {
             cues.append(cue)
             guard cues.count <= limits.maxCues else { throw refuse("more than \(limits.maxCues) cues") }
         }
-        return CaptionTrack(cues: cues)
+        let track = CaptionTrack(cues: cues)
+        // Escaping grows the text: what is published must still fit the limit it is read with.
+        guard track.webVTT.utf8.count <= limits.maxBytes else { throw refuse("over the limit of \(limits.maxBytes) bytes once its markup is cleaned") }
+        return track
     }
 
     static func refuse(_ reason: String) -> CaptionTrack.Refusal { CaptionTrack.Refusal(reason: reason) }
@@ -71,11 +74,17 @@ public enum CaptionReader {
         }
         let text = Array(block.dropFirst(timing + 1))
         guard text.count <= limits.maxLinesPerCue else { throw refuse("line \(line.number): a cue of \(text.count) lines, over \(limits.maxLinesPerCue)") }
-        for row in text where row.text.utf8.count > limits.maxLineBytes {
-            throw refuse("line \(row.number): \(row.text.utf8.count) bytes, over the limit of \(limits.maxLineBytes) a line")
+        // The limit holds for the line as published (escaped `<` `>` `&` grow it), so what is
+        // written reads back. A line left blank by the cleaning goes (it would end the cue).
+        var published: [String] = []
+        for row in text {
+            let line = CaptionMarkup.clean(row.text)
+            guard line.utf8.count <= limits.maxLineBytes else {
+                throw refuse("line \(row.number): \(line.utf8.count) bytes once its markup is cleaned, over the limit of \(limits.maxLineBytes) a line")
+            }
+            if !line.trimmingCharacters(in: .whitespaces).isEmpty { published.append(line) }
         }
-        // A line left blank by the cleaning goes (a blank line would end the cue).
-        let cleaned = text.map { CaptionMarkup.clean($0.text) }.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.joined(separator: "\n")
+        let cleaned = published.joined(separator: "\n")
         guard end > start, !cleaned.isEmpty else { return nil }
         return CaptionTrack.Cue(start: start, end: end, text: cleaned)
     }
