@@ -9,6 +9,8 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
     case inputMissing(path: String)
     /// `upload.json` is invalid; `field` is the JSON path of the offending value.
     case badUpload(path: String, field: String, reason: String)
+    /// A caption track the upload names is refused (``CaptionReader``), or its entry is.
+    case badCaptions(path: String, field: String, reason: String)
     case cancelled
 
     /// A stable machine code for JSON output.
@@ -20,6 +22,7 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cannotRead: "read_failed"
         case .inputMissing: "input_missing"
         case .badUpload: "bad_upload"
+        case .badCaptions: "bad_captions"
         case .cancelled: "cancelled"
         }
     }
@@ -30,7 +33,8 @@ public enum IngestError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cannotWrite(let path, let reason): "\(path): cannot write: \(reason)"
         case .cannotRead(let path, let reason): "\(path): cannot read: \(reason)"
         case .inputMissing(let path): "\(path): no such \(path.hasPrefix("s3://") ? "object" : "file")"
-        case .badUpload(let path, let field, let reason): "\(path): field '\(field)': \(reason)"
+        case .badUpload(let path, let field, let reason), .badCaptions(let path, let field, let reason):
+            "\(path): field '\(field)': \(reason)"
         case .cancelled: "cancelled"
         }
     }
@@ -84,7 +88,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
             case .outputExists, .cannotWrite: self = .cannotWrite
             case .inputMissing: self = .inputMissing
             case .cannotRead: self = .internalError
-            case .badUpload: self = .badInput
+            case .badUpload, .badCaptions: self = .badInput
             case .cancelled: self = .interrupted
             }
         default: self = .internalError

@@ -23,6 +23,8 @@ public struct TranscodeRequest: Sendable {
     /// The clips' files, in the order of `clips`.
     public var clipFiles: [SourceFile]
     public var musicFile: SourceFile?
+    /// Caption tracks to publish beside the ladder (read and cleaned: ``CaptionReader``).
+    public var captions: [CaptionSource] = []
     public var outputDirectory: String
     public var preset: Preset
     /// The upload's own id (from `upload.json`), recorded in `manifest.json`.
@@ -102,7 +104,8 @@ public enum Transcoder {
         let growing: @Sendable (Double) -> Void = { emit(.playable(seconds: $0)) }
         let playable = request.growing ? growing : nil
         let listed: @Sendable (Double, Bool) -> Void = { emit(.listed(seconds: $0, ended: $1)) }
-        let pipeline = try Pipeline(plan: plan, clipFiles: request.clipFiles, musicFile: request.musicFile, layout: layout,
+        let pipeline = try Pipeline(plan: plan, clipFiles: request.clipFiles, musicFile: request.musicFile,
+                                    captions: request.captions, layout: layout,
                                     published: published, cancellation: cancellation, progress: progress, playable: playable,
                                     listed: request.growing ? listed : nil)
         let result = try pipeline.run()

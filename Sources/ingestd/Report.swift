@@ -48,7 +48,10 @@ enum Report {
         }
         if json {
             var detail: [String: Any] = ["code": code, "message": message, "exitStatus": Int(status.rawValue)]
-            if case .badUpload(_, let field, _) = error as? IngestError { detail["field"] = field }
+            switch error as? IngestError {
+            case .badUpload(_, let field, _)?, .badCaptions(_, let field, _)?: detail["field"] = field
+            default: break
+            }
             if case .badPreset(_, let field, _) = error as? TranscodeError { detail["field"] = field }
             let body: [String: Any] = ["error": detail]
             if let data = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]) {

@@ -41,6 +41,11 @@ playlists (a listed segment changed or gone) is reported in `errors`.
 
 --segments-dir DIR writes each variant's init section and segments, concatenated in playing
 order, to DIR/<variant index>.mp4 (decodable with ffprobe/ffmpeg).
+
+Subtitles: every #EXT-X-MEDIA:TYPE=SUBTITLES rendition of a group a viewed variant names
+(SUBTITLES=) is viewed the same way, from the same first sight, and reported in "subtitles"
+(index "s<n>"); with --segments-dir each of its segments is written as DIR/s<n>-<seq>.vtt. A
+variant naming a group the master does not define is an error.
 """
 import argparse
 import email.utils
@@ -306,7 +311,9 @@ class Viewer(threading.Thread):
         self.client = Client(deadline)
         self.playback = Playback(origin)
         self.origin = origin
-        self.out_path = os.path.join(segments_dir, f"{index}.mp4") if segments_dir else None
+        subtitles = str(index).startswith("s")
+        self.out_path = os.path.join(segments_dir, f"{index}.mp4") if segments_dir and not subtitles else None
+        self.text_dir = segments_dir if subtitles else None
         self.errors, self.warnings = [], []
         self.segments = self.bytes = self.reloads = 0
         self.duration = 0.0
@@ -354,6 +361,9 @@ class Viewer(threading.Thread):
         self.bytes += len(body)
         if self.out:
             self.out.write(body)
+        elif self.text_dir:
+            with open(os.path.join(self.text_dir, f"{self.index}-{self.segments:03d}.vtt"), "wb") as out:
+                out.write(body)
 
     def run(self):
         self.out = open(self.out_path, "wb") if self.out_path else None
@@ -454,6 +464,17 @@ def variants_of(master_url, text):
     return variants
 
 
+def subtitles_of(master_url, text, groups):
+    """[(uri, absolute url, attributes)] of the master's SUBTITLES renditions in `groups`."""
+    found = []
+    for line in (line.strip() for line in text.splitlines()):
+        if line.startswith("#EXT-X-MEDIA:"):
+            attrs = attributes(line.split(":", 1)[1])
+            if attrs.get("TYPE") == "SUBTITLES" and attrs.get("GROUP-ID") in groups and "URI" in attrs:
+                found.append((attrs["URI"], urllib.parse.urljoin(master_url, attrs["URI"]), attrs))
+    return found
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("url")
@@ -476,19 +497,29 @@ def main():
         variants = variants[:1]
     viewers = [Viewer(index, uri, url, attrs, origin, deadline, args.segments_dir)
                for index, (uri, url, attrs) in enumerate(variants)]
+    groups = {attrs["SUBTITLES"] for _, _, attrs in variants if "SUBTITLES" in attrs}
+    renditions = subtitles_of(final, text, groups)
+    missing = sorted(groups - {attrs["GROUP-ID"] for _, _, attrs in renditions})
+    readers = [Viewer(f"s{index}", uri, url, attrs, origin, deadline, args.segments_dir)
+               for index, (uri, url, attrs) in enumerate(renditions)]
+    viewers += readers
     for viewer in viewers:
         viewer.start()
     for viewer in viewers:
         viewer.join(max(0.0, deadline - time.monotonic()) + REQUEST_TIMEOUT * (NETWORK_RETRIES + 2))
-    reports = [viewer.report() for viewer in viewers]
-    result = {"url": args.url, "firstSight": round(epoch, 3), "variants": reports,
+    reports = [viewer.report() for viewer in viewers if viewer not in readers]
+    subtitles = [viewer.report() for viewer in readers]
+    result = {"url": args.url, "firstSight": round(epoch, 3), "variants": reports, "subtitles": subtitles,
               "stalls": sum(r["stalls"] for r in reports),
               "stalledSeconds": round(sum(r["stalledSeconds"] for r in reports), 3)}
+    errors = [f"a variant names the subtitles group {group}, which no #EXT-X-MEDIA defines" for group in missing]
     if not variants:
-        result["errors"] = ["the master lists no #EXT-X-STREAM-INF variant"]
+        errors.append("the master lists no #EXT-X-STREAM-INF variant")
+    if errors:
+        result["errors"] = errors
     json.dump(result, sys.stdout)
     print()
-    return 0 if reports and all(r["ended"] for r in reports) else 1
+    return 0 if reports and all(r["ended"] for r in reports + subtitles) and not errors else 1
 
 
 if __name__ == "__main__":

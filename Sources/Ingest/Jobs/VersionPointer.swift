@@ -31,6 +31,12 @@ public enum VersionPointer {
         manifest.storyboard.image = "\(version)/\(manifest.storyboard.image)"
         manifest.storyboard.track = "\(version)/\(manifest.storyboard.track)"
         if let preview = manifest.preview { manifest.preview?.path = "\(version)/\(preview.path)" }
+        manifest.captions = manifest.captions?.map { caption in
+            var moved = caption
+            moved.playlist = "\(version)/\(caption.playlist)"
+            moved.track = "\(version)/\(caption.track)"
+            return moved
+        }
         return manifest
     }
 

@@ -23,6 +23,8 @@ public struct Upload: Sendable {
     public var music: MusicSource?
     public var musicFile: SourceFile?
     public var metadata: [String: JSONValue]
+    /// Caption tracks, read and cleaned.
+    public var captions: [CaptionSource] = []
 
     /// Opens `path` (a video file or an upload directory; not a link), validating a directory's
     /// manifest against `limits`.
@@ -70,7 +72,7 @@ public struct Upload: Sendable {
         switch entry {
         case .file(let file):
             return Upload(path: file.path, id: nil, clips: [ClipSource(path: file.path)], clipFiles: [file],
-                          music: nil, musicFile: nil, metadata: [:])
+                          music: nil, musicFile: nil, metadata: [:], captions: [])
         case .directory(let directory):
             let manifestPath = "\(directory.path)/\(manifestName)"
             let manifest = try readManifest(directory, path: manifestPath)
@@ -80,8 +82,10 @@ public struct Upload: Sendable {
 
     /// The transcode this upload asks for.
     public func request(outputDirectory: String, preset: Preset) -> TranscodeRequest {
-        TranscodeRequest(clips: Array(zip(clips, clipFiles)), music: music.flatMap { m in musicFile.map { (m, $0) } },
-                         outputDirectory: outputDirectory, preset: preset, uploadID: id, metadata: metadata)
+        var request = TranscodeRequest(clips: Array(zip(clips, clipFiles)), music: music.flatMap { m in musicFile.map { (m, $0) } },
+                                       outputDirectory: outputDirectory, preset: preset, uploadID: id, metadata: metadata)
+        request.captions = captions
+        return request
     }
 
     private static func readManifest(_ directory: UploadDirectory, path: String) throws -> UploadManifest {

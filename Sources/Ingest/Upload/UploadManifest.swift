@@ -11,6 +11,7 @@ import Transcode
 ///   ],
 ///   "audio": { "file": "song.m4a", "offset": 12.0, "mode": "mix", "clipGain": 0, "musicGain": -6,
 ///              "loop": false, "fadeOut": 1.0 },
+///   "captions": [{ "file": "en.vtt", "language": "en", "name": "English" }],
 ///   "metadata": { "caption": "first swim of the year", "tags": ["beach"] }
 /// }
 /// ```
@@ -33,6 +34,17 @@ public struct UploadManifest: Sendable, Codable, Equatable {
     /// `signed`: the video plays only through signed URLs (the strictest of this, the app's and
     /// the host's choice wins: an upload cannot make public what they sign).
     public var playback: PlaybackPolicy?
+    /// Caption tracks timed on the whole video (a clip's own go in ``Clip/captions``).
+    public var captions: [Captions]?
+
+    /// A caption file (WebVTT or SRT) and its language.
+    public struct Captions: Sendable, Codable, Equatable {
+        public var file: String
+        /// A BCP 47 tag: `en`, `pt-BR`.
+        public var language: String
+        /// What a player's menu shows (default: the language's English name).
+        public var name: String?
+    }
 
     public struct Clip: Sendable, Codable, Equatable {
         public var file: String
@@ -40,6 +52,8 @@ public struct UploadManifest: Sendable, Codable, Equatable {
         public var start: Double?
         /// Where the clip stops, in seconds on its own timeline (default: its end).
         public var end: Double?
+        /// Caption tracks timed on this clip's own timeline, moved and cut with its trim.
+        public var captions: [Captions]?
     }
 
     public struct Audio: Sendable, Codable, Equatable {

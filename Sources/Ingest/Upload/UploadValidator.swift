@@ -47,7 +47,7 @@ struct UploadValidator {
                                 musicGainDB: musicGain, loop: audio.loop ?? false, fadeOutSeconds: fade)
         }
         return Upload(path: directory.path, id: manifest.id, clips: clips, clipFiles: files, music: music,
-                      musicFile: musicFile, metadata: manifest.metadata ?? [:])
+                      musicFile: musicFile, metadata: manifest.metadata ?? [:], captions: try captions(manifest))
     }
 
     /// A number of seconds in 0...``Upload/maxSeconds`` (-0 counts as 0).
@@ -82,7 +82,7 @@ struct UploadValidator {
     }
 
     /// Opens `name` inside the upload, or an error naming `field`.
-    private func open(_ name: String, field: String) throws -> SourceFile {
+    func open(_ name: String, field: String) throws -> SourceFile {
         guard !name.isEmpty, name.utf8.count <= 1024, !name.contains("\0") else {
             throw bad(field, "must be a non-empty relative file name")
         }

@@ -58,3 +58,20 @@ enum CaptionMarkup {
         return "<\(name)\(classes)\(annotation)>"
     }
 }
+
+extension CaptionMarkup {
+    /// A cleaned track's words as plain text: tags left out, entities read, a cue's lines joined
+    /// by a space, a line per cue.
+    static func words(of track: CaptionTrack) -> String {
+        track.cues.map { cue in
+            var text = "", inTag = false
+            for character in cue.text {
+                if character == "<" { inTag = true } else if character == ">" { inTag = false } else if !inTag { text.append(character) }
+            }
+            for (entity, plain) in [("&lt;", "<"), ("&gt;", ">"), ("&nbsp;", " "), ("&lrm;", ""), ("&rlm;", ""), ("&amp;", "&")] {
+                text = text.replacingOccurrences(of: entity, with: plain)
+            }
+            return text.replacingOccurrences(of: "\n", with: " ")
+        }.joined(separator: "\n")
+    }
+}

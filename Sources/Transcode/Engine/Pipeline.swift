@@ -13,6 +13,8 @@ struct PipelineResult {
     var preview: PreviewResult?
     /// True when the timeline was cut at the duration limit (preset `overLength: trim`).
     var trimmedToLimit: Bool
+    /// The caption tracks published beside the ladder.
+    var captions: [ReadyManifest.Caption]
 }
 
 struct PreviewResult {
@@ -45,6 +47,8 @@ final class Pipeline {
     private let published: PublishedLadder?
     /// For a growing ladder: what opens it to players (closed for good when the run fails).
     private let gate: PlayableGate?
+    /// The upload's caption tracks, or nil when it has none (or they are kept from the published version).
+    private let captions: CaptionPublisher?
     private var fanOut: FilterGraph?
 
     private let filtered = Frame()
@@ -64,8 +68,8 @@ final class Pipeline {
     /// `playable`: the ladder grows in view (``TranscodeRequest/growing``), and this is called
     /// once, with the seconds every rung lists, when its master is written and a player can start;
     /// `listed` then each time every rung lists more (`ended`: every rung has ended).
-    init(plan: TranscodePlan, clipFiles: [SourceFile], musicFile: SourceFile?, layout: OutputLayout, published: PublishedLadder?,
-         cancellation: CancellationFlag, progress: @escaping @Sendable (TranscodeProgress) -> Void,
+    init(plan: TranscodePlan, clipFiles: [SourceFile], musicFile: SourceFile?, captions: [CaptionSource] = [], layout: OutputLayout,
+         published: PublishedLadder?, cancellation: CancellationFlag, progress: @escaping @Sendable (TranscodeProgress) -> Void,
          playable: (@Sendable (Double) -> Void)? = nil, listed: (@Sendable (Double, Bool) -> Void)? = nil) throws {
         precondition(clipFiles.count == plan.clips.count && (musicFile != nil) == (plan.music != nil), "one file per input")
         self.plan = plan
@@ -123,15 +127,25 @@ final class Pipeline {
         }
         self.rungs = rungs
         self.gate = gate
+        topRung = zip(written, rungs).first { plan.isTopH264($0.0) }?.1
+        let captions = published != nil ? nil
+            : try CaptionPublisher(captions, plan: plan, layout: layout,
+                                   firstPTS: Double(topRung?.decodeDelayFrames ?? 0) / Double(plan.frameRate))
+        self.captions = captions
         if let gate, let playable {
             let codecs = Dictionary(uniqueKeysWithValues: rungs.map { ($0.rung.directoryName, $0.codecString) })
+            let frames = { (seconds: Double) in Int((seconds * Double(plan.frameRate)).rounded()) }
             gate.open = { seconds in
-                try ManifestWriter.writeGrowingMaster(plan: plan, layout: layout, codecs: codecs)
+                try captions?.list(frames: frames(seconds))
+                try ManifestWriter.writeGrowingMaster(plan: plan, layout: layout, codecs: codecs, captions: captions?.planned ?? [])
                 playable(seconds)
             }
-            gate.grew = listed
+            gate.grew = { seconds, ended in
+                // A subtitle segment that cannot be written leaves the playlist as it was; the end writes it.
+                try? captions?.list(frames: frames(seconds))
+                listed?(seconds, ended)
+            }
         }
-        topRung = zip(written, rungs).first { plan.isTopH264($0.0) }?.1
         let encoded = plan.encodedRungs
         sinkRungs = plan.fanOutSizes.indices.map { sink in
             zip(written, rungs).filter { plan.fanOutSink(of: $0.0) == sink && encoded.contains($0.0) }.map(\.1)
@@ -175,7 +189,7 @@ final class Pipeline {
 
     private func runLoop() throws -> PipelineResult {
         for (index, (clip, file)) in zip(plan.clips, clipFiles).enumerated() where !trimmedToLimit {
-            try join(clip, file: file, isLast: index == plan.clips.count - 1)
+            try join(clip, index: index, file: file, isLast: index == plan.clips.count - 1)
         }
         guard let fanOut else { throw TranscodeError.internalFailure("no video reached the timeline") }
         try fanOut.close(at: Int64(timelineFrames))
@@ -193,6 +207,7 @@ final class Pipeline {
         try writeThumbnails(duration: videoSeconds)
         let previewResult = try previewWriter?.join()
         for rung in rungs { try rung.finish() }
+        let captions = try self.captions?.finish(frames: framesOut) ?? published?.manifest.captions ?? []
         meter.update(outputSeconds: videoSeconds, frames: framesOut, force: true)
         let audioSeconds = sound?.secondsOut ?? published?.manifest.audio.durationSeconds ?? 0
         var codecs = Dictionary(uniqueKeysWithValues: rungs.map { ($0.rung.directoryName, $0.codecString) })
@@ -202,19 +217,20 @@ final class Pipeline {
         return PipelineResult(videoFrames: framesOut, videoSeconds: videoSeconds, audioSeconds: audioSeconds,
                               codecs: codecs,
                               posterSeconds: poster.best?.seconds ?? 0, preview: previewResult,
-                              trimmedToLimit: trimmedToLimit)
+                              trimmedToLimit: trimmedToLimit, captions: captions)
     }
 
     /// Appends one clip to the timeline: its frames continue the timeline's frame numbers, its
     /// sound is laid from the same instant. Each clip's last frame is held back until the clip
     /// ends, then appended once, twice or not at all, so that the joined length stays within half
     /// a frame of the sum of the clips' decoded lengths however many clips there are.
-    private func join(_ clip: PlannedClip, file: SourceFile, isLast: Bool) throws {
+    private func join(_ clip: PlannedClip, index: Int, file: SourceFile, isLast: Bool) throws {
         let reader = try ClipReader(clip: clip, file: file, plan: plan,
                                     forwardsVideoPackets: plan.copiesUploadIntoTopRung)
         var clipFrames = 0
         var held: Frame?
         try sound?.beginClip(atFrame: timelineFrames, hasSound: clip.usesSound, isLast: isLast)
+        captions?.clipBegan(index, atFrame: timelineFrames)
         while let output = try reader.next() {
             if cancellation.isCancelled { throw TranscodeError.cancelled }
             switch output {
@@ -246,6 +262,7 @@ final class Pipeline {
             for _ in 0..<copies where !trimmedToLimit { try append(last, clipFrames: &clipFrames, path: reader.path) }
         }
         try sound?.endClip(clipFrames: clipFrames)
+        captions?.clipEnded(index, frames: clipFrames)
     }
 
     /// Puts one normalised frame on the timeline and pushes everything downstream it allows.

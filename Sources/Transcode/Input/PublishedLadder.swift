@@ -84,6 +84,20 @@ final class PublishedLadder {
             }
         }
         try copy("\(directory)/\(OutputLayout.mp4Name)", to: layout.mp4)
+        // The caption tracks are kept with the H.264 ladder they were timed on.
+        for caption in manifest.captions ?? [] {
+            guard CaptionSource.isValidLanguage(caption.language) else {
+                throw TranscodeError.publishedMismatch(path: "\(directory)/manifest.json", detail: "a caption track of no valid language")
+            }
+            let track = OutputLayout.captionsTrackName(caption.language)
+            let from = "\(directory)/\(OutputLayout.subtitlesDirectoryName(caption.language))"
+            let into = "\(layout.directory)/\(OutputLayout.subtitlesDirectoryName(caption.language))"
+            try FileManager.default.createDirectory(atPath: into, withIntermediateDirectories: true)
+            for name in try FileManager.default.contentsOfDirectory(atPath: from).sorted() where !name.hasPrefix(".") {
+                try copy("\(from)/\(name)", to: "\(into)/\(name)")
+            }
+            try copy("\(directory)/\(track)", to: "\(layout.directory)/\(track)")
+        }
     }
 
     /// What a new rung takes from the published rung of its name.

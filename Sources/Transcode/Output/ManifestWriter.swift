@@ -30,7 +30,7 @@ enum ManifestWriter {
                                     height: rung.height, bandwidth: bandwidth.peak, averageBandwidth: bandwidth.average,
                                     codecs: codecs, segments: playlist.segments.count, videoCodec: rung.codec))
         }
-        try write(MasterPlaylist.render(variants, iFrameStreams: iFrameStreams), to: layout.master)
+        try write(MasterPlaylist.render(variants, iFrameStreams: iFrameStreams, captions: result.captions), to: layout.master)
         // With other codecs, each codec's ladder alone too: for players that switch between any
         // two variants they can decode, whatever the codec (Chromium's own HLS player refuses the
         // switch from AV1 to H.264 mid-stream), the app picks the master of a codec it knows the
@@ -41,7 +41,8 @@ enum ManifestWriter {
             for codec in VideoCodec.allCases where variants.contains(where: { $0.videoCodec == codec }) {
                 let name = OutputLayout.codecMasterName(codec)
                 try write(MasterPlaylist.render(variants.filter { $0.videoCodec == codec },
-                                                iFrameStreams: iFrameStreams.filter { $0.videoCodec == codec }),
+                                                iFrameStreams: iFrameStreams.filter { $0.videoCodec == codec },
+                                                captions: result.captions),
                           to: "\(layout.directory)/\(name)")
                 codecMasters?[codec.rawValue] = name
             }
@@ -77,6 +78,7 @@ enum ManifestWriter {
             timings: .init(wallSeconds: wallSeconds, speed: wallSeconds > 0 ? result.videoSeconds / wallSeconds : 0,
                            posterAtSeconds: result.posterSeconds),
             metadata: metadata,
+            captions: result.captions.isEmpty ? nil : result.captions,
             playback: playback
         )
         try write(String(decoding: manifest.jsonData(), as: UTF8.self), to: layout.manifest)
@@ -86,7 +88,8 @@ enum ManifestWriter {
     /// The master of a ladder still being made (``TranscodeRequest/growing``): each variant's
     /// `BANDWIDTH` is its rung's cap (video and sound; 20 Mbit/s of video for an uncapped rung),
     /// an upper bound until the end replaces it with the measured one.
-    static func writeGrowingMaster(plan: TranscodePlan, layout: OutputLayout, codecs: [String: String]) throws {
+    static func writeGrowingMaster(plan: TranscodePlan, layout: OutputLayout, codecs: [String: String],
+                                   captions: [ReadyManifest.Caption]) throws {
         let variants = try plan.writtenRungs.map { rung in
             guard let codec = codecs[rung.directoryName] else {
                 throw TranscodeError.internalFailure("\(rung.directoryName): no codec string")
@@ -96,7 +99,7 @@ enum ManifestWriter {
                                  codecs: "\(codec),mp4a.40.2", width: rung.width, height: rung.height,
                                  frameRate: Double(plan.frameRate), videoCodec: rung.codec)
         }
-        try write(MasterPlaylist.render(variants), to: layout.master)
+        try write(MasterPlaylist.render(variants, captions: captions), to: layout.master)
     }
 
     /// Indexes the IDR frame that starts each segment (every segment starts with one, by plan).

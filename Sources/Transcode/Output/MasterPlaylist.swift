@@ -4,10 +4,19 @@ import Foundation
 /// that start with the first entry (Safari, iOS) start on the rung a 3G link can carry; at each
 /// size the most efficient codec comes first (AV1, HEVC, then H.264), so a player takes the best
 /// one it can decode and falls through to H.264, which every player has. The I-frame streams
-/// follow in the same order.
+/// follow in the same order. Caption tracks form one subtitles group (``subtitlesGroup``) that
+/// every variant names; none is the default, each may be chosen by the viewer's language.
 public enum MasterPlaylist {
-    public static func render(_ variants: [VariantStream], iFrameStreams: [IFrameStream] = []) -> String {
+    public static let subtitlesGroup = "subs"
+
+    public static func render(_ variants: [VariantStream], iFrameStreams: [IFrameStream] = [],
+                              captions: [ReadyManifest.Caption] = []) -> String {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
+        for caption in captions {
+            lines.append("#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"\(subtitlesGroup)\",LANGUAGE=\"\(caption.language)\","
+                + "NAME=\"\(caption.name)\",DEFAULT=NO,AUTOSELECT=YES,URI=\"\(caption.playlist)\"")
+        }
+        let subtitles = captions.isEmpty ? "" : ",SUBTITLES=\"\(subtitlesGroup)\""
         func order(_ a: (pixels: Int, codec: VideoCodec, peak: Int), _ b: (pixels: Int, codec: VideoCodec, peak: Int)) -> Bool {
             (a.pixels, a.codec.masterRank, a.peak) < (b.pixels, b.codec.masterRank, b.peak)
         }
@@ -16,7 +25,7 @@ public enum MasterPlaylist {
         }) {
             lines.append("#EXT-X-STREAM-INF:BANDWIDTH=\(variant.bandwidth.peak),AVERAGE-BANDWIDTH=\(variant.bandwidth.average),"
                 + "CODECS=\"\(variant.codecs)\",RESOLUTION=\(variant.width)x\(variant.height),"
-                + "FRAME-RATE=\(String(format: "%.3f", variant.frameRate))")
+                + "FRAME-RATE=\(String(format: "%.3f", variant.frameRate))\(subtitles)")
             lines.append(variant.uri)
         }
         for stream in iFrameStreams.sorted(by: {

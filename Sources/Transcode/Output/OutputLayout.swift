@@ -9,6 +9,8 @@
 ///     poster_<W>x<H>.jpg     posters, one per size
 ///     storyboard.jpg/.vtt    scrubbing sprite and its WebVTT map
 ///     preview.webp           animated preview loop
+///     subs-<lang>/index.m3u8 a caption track's subtitles playlist: seg_000.vtt …, one per segment
+///     captions-<lang>.vtt    the same track whole (for the web's <track> and the MP4)
 ///     manifest.json          the ready record
 public struct OutputLayout: Sendable {
     public let directory: String
@@ -33,6 +35,11 @@ public struct OutputLayout: Sendable {
     public func iFramePlaylist(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/\(Self.iFramePlaylistName)" }
     public static let iFramePlaylistName = "iframes.m3u8"
     public func segmentPattern(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/seg_%03d.m4s" }
+    /// A caption track's directory (`subs-en`): its subtitles playlist and segments.
+    public static func subtitlesDirectoryName(_ language: String) -> String { "subs-\(language)" }
+    public static func subtitlesPlaylistName(_ language: String) -> String { "\(subtitlesDirectoryName(language))/index.m3u8" }
+    /// A caption track whole, beside the MP4 (`captions-en.vtt`).
+    public static func captionsTrackName(_ language: String) -> String { "captions-\(language).vtt" }
     public static func posterName(_ size: TranscodePlan.PlannedSize) -> String { "poster_\(size.width)x\(size.height).jpg" }
 }
 

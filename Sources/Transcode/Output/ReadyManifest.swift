@@ -32,6 +32,9 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
     public var timings: Timings
     /// Free-form metadata passed through from the upload.
     public var metadata: [String: JSONValue]
+    /// The caption tracks, one per language (absent when there are none), in the master's
+    /// subtitles group.
+    public var captions: [Caption]?
     /// Who may play it: `signed`, only through signed URLs; `public` (absent from manifests
     /// written before playback policies: public too).
     public var playback: String?
@@ -54,6 +57,32 @@ public struct ReadyManifest: Sendable, Codable, Equatable {
         public var segments: Int
         /// The video codec (absent from manifests written before other codecs: H.264).
         public var videoCodec: VideoCodec?
+    }
+
+    /// A published caption track: its subtitles playlist, the track whole, and its words.
+    public struct Caption: Sendable, Codable, Equatable {
+        /// A BCP 47 tag (`en`, `pt-BR`).
+        public var language: String
+        public var name: String
+        /// Who made it: `app` (the upload brought it).
+        public var source: String
+        /// The subtitles playlist (segmented WebVTT on the video's timeline).
+        public var playlist: String
+        /// The whole track as one WebVTT file.
+        public var track: String
+        public var cues: Int
+        /// The words as a viewer reads them: tags left out, entities read, a line per cue.
+        public var text: String
+
+        public init(language: String, name: String, source: String, playlist: String, track: String, cues: Int, text: String) {
+            self.language = language
+            self.name = name
+            self.source = source
+            self.playlist = playlist
+            self.track = track
+            self.cues = cues
+            self.text = text
+        }
     }
 
     public struct Audio: Sendable, Codable, Equatable {

@@ -26,8 +26,14 @@ public struct Admission: Sendable, Codable, Equatable {
     // MARK: On disk
 
     /// Most files one upload may have, wherever it arrives (a directory, a bucket prefix, a
-    /// tus upload set): the clips the preset allows, a sound track and `upload.json`.
-    public var maxUploadFiles: Int { limits.maxClips + 2 }
+    /// tus upload set): the clips the preset allows, a sound track, ``maxCaptionFiles`` caption
+    /// files and `upload.json`.
+    public var maxUploadFiles: Int { limits.maxClips + 2 + Self.maxCaptionFiles }
+
+    /// Most caption files one upload may name (whole-video and per-clip tracks together).
+    public static let maxCaptionFiles = 32
+    /// Most caption languages one video may have.
+    public static let maxCaptionLanguages = 8
 
     /// Why a single-file upload of `bytes` is refused (`too_large`), or nil.
     public func sizeRefusal(file path: String, bytes: Int64) -> String? {
