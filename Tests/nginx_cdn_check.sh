@@ -42,6 +42,7 @@ head -c 4000 /dev/urandom > "$cdn/$t/234p/seg_000.m4s"
 put $t/234p/.seg_001.m4s.partial half
 head -c 9000 /dev/urandom > "$cdn/$t/video.mp4"          # in place, not yet whole
 put $t/poster_240x426.jpg jpeg; put $t/storyboard.jpg jpeg; put $t/storyboard.vtt $'WEBVTT\n'; put $t/preview.webp webp
+put $t/captions-en.vtt $'WEBVTT\n'; put $t/subs-en/index.m3u8 $'#EXTM3U\n#EXTINF:0.5,\nseg_000.vtt\n'; put $t/subs-en/seg_000.vtt $'WEBVTT\n'
 put .vid1.staging-t4/234p/seg_000.m4s staged
 put $v/.retired.json '{"entries":{}}'
 put $v/.manifest.json.partial '{}'
@@ -100,13 +101,17 @@ for path in /$v/.retired.json /$v/.manifest.json.partial /.vid1.staging-t4/234p/
 done
 
 # A growing version's unstreamed files: 404 until its manifest.json, then immutable.
-for path in $t/video.mp4 $t/poster_240x426.jpg $t/storyboard.jpg $t/storyboard.vtt $t/preview.webp; do
+for path in $t/video.mp4 $t/poster_240x426.jpg $t/storyboard.jpg $t/storyboard.vtt $t/preview.webp $t/captions-en.vtt; do
     fetch gate "/$path"
     check "$path before the version's manifest: 404, not cacheable" "$([ "$(status_of "$work/gate.h")" = 404 ] \
         && [ -z "$(head_of "$work/gate.h" Cache-Control)" ]; echo $?)"
 done
+# A subtitle segment is whole before its playlist names it: served at once, kept, as text/vtt.
+fetch subs "/$t/subs-en/seg_000.vtt"
+check "a growing version's subtitle segment: 200 at once, immutable, text/vtt" "$([ "$(status_of "$work/subs.h")" = 200 ] \
+    && [ "$(head_of "$work/subs.h" Cache-Control)" = "$immutable" ] && head_of "$work/subs.h" Content-Type | grep -q '^text/vtt'; echo $?)"
 put $t/manifest.json '{"version":2}'
-for path in $t/video.mp4 $t/poster_240x426.jpg $t/storyboard.jpg $t/storyboard.vtt $t/preview.webp; do
+for path in $t/video.mp4 $t/poster_240x426.jpg $t/storyboard.jpg $t/storyboard.vtt $t/preview.webp $t/captions-en.vtt; do
     fetch gate "/$path"
     check "$path after it: 200, immutable" "$([ "$(status_of "$work/gate.h")" = 200 ] && [ "$(head_of "$work/gate.h" Cache-Control)" = "$immutable" ]; echo $?)"
 done

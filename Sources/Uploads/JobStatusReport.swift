@@ -20,9 +20,22 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
     public var mp4URL: String?
     /// `signed`: the URLs above play only once the app's backend signs them (docs/OUTPUT.md).
     public var playback: PlaybackPolicy?
+    /// A completed video's caption tracks (`ingestd captions` changes them).
+    public var captions: [Caption]?
+
+    public struct Caption: Codable, Sendable, Equatable {
+        public var language: String
+        public var name: String
+        /// `app`: the upload's or `ingestd captions`'.
+        public var source: String
+        /// The whole track as one WebVTT file (the subtitles playlist is in the master).
+        public var trackURL: String?
+
+        enum CodingKeys: String, CodingKey { case language, name, source, trackURL = "track_url" }
+    }
 
     enum CodingKeys: String, CodingKey {
-        case id, state, progress, reason, playable, masterURL = "master_url", posterURL = "poster_url", mp4URL = "mp4_url", playback
+        case id, state, progress, reason, playable, masterURL = "master_url", posterURL = "poster_url", mp4URL = "mp4_url", playback, captions
     }
 
     /// The app's words for a job its store knows, mapped here once: running is `processing`,
@@ -45,6 +58,9 @@ public struct JobStatusReport: Codable, Sendable, Equatable {
         masterURL = url(place.path(job.manifest?.master ?? "master.m3u8"))
         mp4URL = job.manifest.flatMap { url(place.path($0.mp4)) }
         posterURL = job.manifest.flatMap { place.poster(among: $0.posters) }.flatMap(url)
+        captions = job.manifest?.captions.map { list in
+            list.map { Caption(language: $0.language, name: $0.name, source: $0.source, trackURL: url(place.path($0.track))) }
+        }
     }
 
     /// The job's status, or nil when neither an upload nor a job has this id (or its upload was terminated).

@@ -189,6 +189,17 @@ components:
         poster_url: {type: string, description: "completed: the largest poster"}
         mp4_url: {type: string, description: "completed: the compressed 1080p30 MP4"}
         playback: {type: string, enum: [public, signed], description: "signed: the URLs above play once the app's backend signs them (docs/OUTPUT.md, Signed playback)"}
+        captions:
+          type: array
+          description: "completed: the caption tracks (the master lists them as its subtitles group; docs/OUTPUT.md, Captions)"
+          items:
+            type: object
+            required: [language, name, source]
+            properties:
+              language: {type: string, description: "BCP 47 tag, e.g. en, pt-BR"}
+              name: {type: string}
+              source: {type: string, enum: [app], description: "app: the upload's own track or one added with ingestd captions"}
+              track_url: {type: string, description: "the whole track as one WebVTT file"}
     DeletionCode:
       type: string
       enum: [owner, notice, moderation, erasure, other]

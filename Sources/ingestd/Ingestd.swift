@@ -41,7 +41,7 @@ struct Ingestd: AsyncParsableCommand {
           130 interrupted (SIGINT/SIGTERM); nothing was published
         """,
         version: IngestdVersion.current,
-        subcommands: [TranscodeCommand.self, WatchCommand.self, SubmitCommand.self, WorkerCommand.self, StatusCommand.self, RetryCommand.self, DeleteCommand.self, PlaybackCommand.self, PlaybackURLCommand.self, ConsoleCommand.self,
+        subcommands: [TranscodeCommand.self, WatchCommand.self, SubmitCommand.self, WorkerCommand.self, StatusCommand.self, RetryCommand.self, DeleteCommand.self, PlaybackCommand.self, CaptionsCommand.self, PlaybackURLCommand.self, ConsoleCommand.self,
                       ReprocessCommand.self, ProbeCommand.self, PresetCommand.self, URLCommand.self, SweepCommand.self, ServeCommand.self, UploadURLCommand.self, DatabaseCommand.self, JobRunCommand.self, SandboxCheckCommand.self, QueueBenchCommand.self]
     )
 }

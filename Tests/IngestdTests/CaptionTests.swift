@@ -44,34 +44,40 @@ import Transcode
     }
 
     /// Every published cue lands within 40 ms of its place on the output timeline, read as a
-    /// player reads it: from the subtitle segments the spec client fetched over nginx, each cue's
-    /// time through its `X-TIMESTAMP-MAP`, less the video's first presentation time (from the
-    /// segments the same client fetched). A cue the trim cut is not published; every variant
-    /// names the subtitles group; no markup a browser would run survives; the whole track says
-    /// the same; GStreamer fetches the subtitle playlist with the video; Chromium shows the right
-    /// cue at three instants.
+    /// player reads it: the spool daemon publishes the upload as it grows, nginx serves the CDN,
+    /// and the spec client views it from first sight (the first master it sees already names the
+    /// subtitles group); each cue's time is taken through its segment's `X-TIMESTAMP-MAP`, less
+    /// the video's first presentation time (from the segments the same client fetched). A cue
+    /// the trim cut is not published; every variant names the group; no markup a browser would
+    /// run survives; the whole track says the same; GStreamer fetches the subtitle playlist with
+    /// the video; Chromium shows the right cue at three instants.
     @Test(.enabled(if: NginxCDN.binary != nil, "nginx is not installed"))
     func perClipCaptionsLandOnTheirFramesForEveryClient() async throws {
         let base = Paths.scratch("captions-\(UUID().uuidString.prefix(8))")
-        let cdn = "\(base)/cdn", video = "\(cdn)/captions"
-        try FileManager.default.createDirectory(atPath: cdn, withIntermediateDirectories: true)
-        let manifest = try await TranscodeJob(input: try await Self.upload(), destination: video, preset: .builtIn)
-            .run(logger: .init(label: "t"))
-        let caption = try #require(manifest.captions?.first)
-        #expect(manifest.captions?.count == 1 && caption.language == "en" && caption.name == "English" && caption.source == "app")
-        #expect(caption.cues == 5 && caption.text.contains("three") && !caption.text.contains("trim\n"), "\(caption)")
-        let master = try String(contentsOfFile: "\(video)/master.m3u8", encoding: .utf8)
-        #expect(master.contains(#"#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",LANGUAGE="en",NAME="English",DEFAULT=NO,AUTOSELECT=YES,URI="subs-en/index.m3u8""#))
-        let variants = master.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-STREAM-INF:") }
-        #expect(!variants.isEmpty && variants.allSatisfy { $0.hasSuffix(#",SUBTITLES="subs""#) }, "\(master)")
-
+        let spool = "\(base)/spool", cdn = "\(base)/cdn"
+        let daemon = try Daemon(spool: spool, cdn: cdn, extra: ["--jobs", "1"])
         let nginx = try NginxCDN(root: cdn, directory: "\(base)/nginx")
+        try Daemon.drop(try await Self.upload(), into: spool, as: "captions")
+        try Daemon.wait(timeout: 120, "the video's directory") { GrowingVideoTests.video(cdn) != nil }
+        let id = try #require(GrowingVideoTests.video(cdn).map { ($0 as NSString).lastPathComponent })
         let fetched = "\(base)/fetched"
-        let viewed = try Tool.run("python3", ["\(Paths.root)/Tests/IngestdTesting/hls_viewer.py", nginx.url("captions/master.m3u8"),
-                                              "--all-variants", "--timeout", "120", "--segments-dir", fetched])
+        let viewed = try Tool.run("python3", ["\(Paths.root)/Tests/IngestdTesting/hls_viewer.py", nginx.url("\(id)/master.m3u8"),
+                                              "--all-variants", "--timeout", "180", "--segments-dir", fetched])
         let report = try #require(try JSONSerialization.jsonObject(with: Data(viewed.stdout.utf8)) as? [String: Any], "\(viewed.stderr)")
         let subtitles = report["subtitles"] as? [[String: Any]] ?? []
         #expect(viewed.status == 0 && subtitles.count == 1 && subtitles.first?["ended"] as? Bool == true, "\(viewed.stdout.prefix(1500))")
+        try Daemon.wait(timeout: 120, "published") { Daemon.events(spool).contains { $0["event"] as? String == "published" } }
+        let video = "\(cdn)/\(id)"
+        let manifest = try JSONDecoder().decode(ReadyManifest.self, from: Data(contentsOf: URL(fileURLWithPath: "\(video)/manifest.json")))
+        let caption = try #require(manifest.captions?.first)
+        #expect(manifest.captions?.count == 1 && caption.language == "en" && caption.name == "English" && caption.source == "app")
+        #expect(caption.cues == 5 && caption.text.contains("three") && !caption.text.contains("cut by"), "\(caption)")
+        let master = try String(contentsOfFile: "\(video)/master.m3u8", encoding: .utf8)
+        #expect(master.contains(#"#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",LANGUAGE="en",NAME="English",DEFAULT=NO,AUTOSELECT=YES,URI=""#
+            + caption.playlist + "\""), "\(master)")
+        let variants = master.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-STREAM-INF:") }
+        #expect(!variants.isEmpty && variants.allSatisfy { $0.hasSuffix(#",SUBTITLES="subs""#) }, "\(master)")
+
         let firstPTS = try #require(try Checks.frames("\(fetched)/0.mp4").map(\.time).min())
         var cues: [(start: Double, end: Double, text: String)] = []
         for file in Daemon.entries(fetched).filter({ $0.hasPrefix("s0-") }).sorted() {
@@ -86,23 +92,24 @@ import Transcode
             #expect(abs(cue.start - want.start) <= 0.040 && abs(cue.end - want.end) <= 0.040 && cue.text.contains(want.text),
                     "\(cue) should be \(want)")
         }
-        let whole = try Self.cues(String(contentsOfFile: "\(video)/captions-en.vtt", encoding: .utf8), firstPTS: 0)
+        let whole = try Self.cues(String(contentsOfFile: "\(video)/\(caption.track)", encoding: .utf8), firstPTS: 0)
         #expect(whole.map(\.text) == cues.map(\.text) && zip(whole, cues).allSatisfy { abs($0.start - $1.start) <= 0.002 }, "\(whole)")
 
         if Tool.exists("gst-launch-1.0") {
-            let played = try GStreamerPlayback.play(nginx.url("captions/master.m3u8"), timeout: 120)
+            let played = try GStreamerPlayback.play(nginx.url("\(id)/master.m3u8"), timeout: 120)
             #expect(played.ended, "\(played.summary)")
             let asked = Set(nginx.requests.filter { $0.status == 200 }.map(\.path))
-            let segments = Daemon.entries("\(video)/subs-en").filter { $0.hasSuffix(".vtt") }
-            #expect(asked.contains("/captions/subs-en/index.m3u8") && segments.allSatisfy { asked.contains("/captions/subs-en/\($0)") },
+            let directory = (caption.playlist as NSString).deletingLastPathComponent
+            let segments = Daemon.entries("\(video)/\(directory)").filter { $0.hasSuffix(".vtt") }
+            #expect(asked.contains("/\(id)/\(caption.playlist)") && segments.allSatisfy { asked.contains("/\(id)/\(directory)/\($0)") },
                     "GStreamer fetched the subtitles: \(asked.sorted())")
         }
         if Chromium.binary != nil {
             let page = try Tool.run("python3", ["\(Paths.root)/Tests/IngestdTesting/chromium_captions.py", "page"])
             try page.stdout.write(toFile: "\(cdn)/captions.html", atomically: true, encoding: .utf8)
             let shown = try Tool.run("python3", ["\(Paths.root)/Tests/IngestdTesting/chromium_captions.py",
-                                                 nginx.url("captions.html") + "?mp4=captions/video.mp4&track=captions/captions-en.vtt"
-                                                 + "&hls=captions/master.m3u8&at=0.8,2.0,3.9", "60"],
+                                                 nginx.url("captions.html") + "?mp4=\(id)/\(manifest.mp4)&track=\(id)/\(caption.track)"
+                                                 + "&hls=\(id)/master.m3u8&at=0.8,2.0,3.9", "60"],
                                      environment: Chromium.binary.map { ["CHROMIUM": $0] } ?? [:])
             let answer = try #require(try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any], "\(shown.stderr)")
             let instants = answer["mp4"] as? [[String: Any]] ?? []
@@ -112,6 +119,7 @@ import Transcode
                 #expect(hls.map { ($0["cues"] as? [String] ?? []).joined() }.enumerated().allSatisfy { !$0.element.isEmpty }, "\(answer)")
             }
         }
+        _ = daemon
     }
 
     /// A WebVTT file's cues, each time through its `X-TIMESTAMP-MAP` (if any) less `firstPTS`.

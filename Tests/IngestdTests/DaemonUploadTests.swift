@@ -43,7 +43,9 @@ import Transcode
             ("no-manifest", nil, { _ in }),
             ("unknown-field", #"{"id": "u", "clips": [{"file": "clip1.mp4", "speed": 2}]}"#, { _ in }),
             ("many-files", good, { directory in
-                for index in 0..<23 { _ = FileManager.default.createFile(atPath: "\(directory)/f\(index)", contents: nil) }
+                for index in 0..<Admission(limits: Preset.builtIn.limits).maxUploadFiles {
+                    _ = FileManager.default.createFile(atPath: "\(directory)/f\(index)", contents: nil)
+                }
             }),
         ]
         for (name, manifest, prepare) in cases {
@@ -76,7 +78,7 @@ import Transcode
             "traversal": ("bad_upload", "clips[0].file"), "absolute": ("bad_upload", "absolute"),
             "link-out": ("bad_upload", "clips[1].file"), "huge-manifest": ("bad_upload", "65536"),
             "no-manifest": ("bad_upload", "upload.json"), "unknown-field": ("bad_upload", "clips[0].speed"),
-            "growing": ("too_large", "over the limit"), "many-files": ("too_large", "more than 22 files"),
+            "growing": ("too_large", "over the limit"), "many-files": ("too_large", "more than \(Admission(limits: Preset.builtIn.limits).maxUploadFiles) files"),
         ]
         let rejected = Daemon.entries("\(spool)/rejected")
         #expect(rejected.count == expectations.count, "\(rejected)")

@@ -163,6 +163,20 @@ struct SignedPlaybackTests {
                                                signed, "public"], environment: s3.environment)
         let opened = try code("\(signed)/\(version)/master.m3u8")
         #expect(made.status == 0 && opened == "200", "\(made.stdout) \(made.stderr)")
+
+        // Captions after publish, in the bucket: the track under the version's prefix, its master
+        // and manifest replaced there (the spec client gets the subtitles), the row and webhook recorded.
+        try "WEBVTT\n\n00:00:00.500 --> 00:00:01.500\nhello\n".write(toFile: "\(base)/en.vtt", atomically: true, encoding: .utf8)
+        let captioned = try Tool.run(Paths.binary, ["captions", "--database", database.url, "--cdn", "s3://media/cdn", "--s3-endpoint", s3.endpoint,
+                                                    open, "add", "\(base)/en.vtt", "--language", "en"], environment: s3.environment)
+        #expect(captioned.status == 0, "\(captioned.stdout) \(captioned.stderr)")
+        let subtitled = try Tool.run("python3", ["\(Paths.root)/Tests/IngestdTesting/hls_viewer.py", nginx.url("\(open)/\(openVersion)/master.m3u8"),
+                                                 "--timeout", "120"])
+        let report = (try? JSONSerialization.jsonObject(with: Data(subtitled.stdout.utf8)) as? [String: Any]) ?? [:]
+        let tracks = report["subtitles"] as? [[String: Any]] ?? []
+        #expect(subtitled.status == 0 && tracks.count == 1 && tracks.first?["ended"] as? Bool == true, "\(subtitled.stdout.prefix(800))")
+        #expect(try database.sql("SELECT manifest->'captions'->0->>'language' FROM ingestd_jobs WHERE id = '\(open)'") == "en")
+        #expect(try database.sql("SELECT count(*) FROM ingestd_webhooks WHERE job_id = '\(open)' AND type = 'upload.captions'") == "1")
         _ = worker
     }
 

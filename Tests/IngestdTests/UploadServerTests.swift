@@ -63,19 +63,19 @@ struct UploadServerTests {
         #expect(large.status == 413 && large.body.contains("10485760"), "\(large.status) \(large.body)")
         #expect(try Self.create(link.upload, length: 100_000).status == 201)
 
-        // A set of 5 files (upload.json, 3 clips, a sound track) is the most this preset allows.
+        // A set of 37 files (upload.json, 3 clips, a sound track, 32 caption files) is the most this preset allows.
         func sign(_ id: String, files: Int, _ more: [String]) throws -> Tool.Result {
             try Tool.run(Paths.binary, ["upload-url", "--id", id, "--server", server.url, "--upload-secret-file", server.secretFile,
                                         "--files", "\(files)"] + more)
         }
-        #expect(try sign("phone-2", files: 5, ["--preset", preset]).status == 0)
-        let refused = try sign("phone-3", files: 6, ["--preset", preset])
-        #expect(refused.status != 0 && refused.stderr.contains("2 to 5"), "\(refused.stderr)")
-        // Signed with the built-in preset (22 files), the server still holds it to its own.
-        let wide = try sign("phone-4", files: 6, ["--json"])
+        #expect(try sign("phone-2", files: 37, ["--preset", preset]).status == 0)
+        let refused = try sign("phone-3", files: 38, ["--preset", preset])
+        #expect(refused.status != 0 && refused.stderr.contains("2 to 37"), "\(refused.stderr)")
+        // Signed with the built-in preset (54 files), the server still holds it to its own.
+        let wide = try sign("phone-4", files: 38, ["--json"])
         let url = try #require((try JSONSerialization.jsonObject(with: Data(wide.stdout.utf8)) as? [String: Any])?["upload_url"] as? String)
         let tooMany = try Self.create(url, length: 100)
-        #expect(tooMany.status == 413 && tooMany.body.contains("at most 5"), "\(tooMany.status) \(tooMany.body)")
+        #expect(tooMany.status == 413 && tooMany.body.contains("at most 37"), "\(tooMany.status) \(tooMany.body)")
     }
 
     /// An upload left unfinished past its token's expiry is removed with what it had stored

@@ -1,6 +1,7 @@
 import Foundation
 import IngestdTesting
 import Testing
+import Transcode
 import Uploads
 
 /// The signed upload and status tokens (`ingestd upload-url`, ``UploadLink``), and the API document.
@@ -59,7 +60,7 @@ struct UploadTokenTests {
         #expect(throws: UploadLinkError.self) { try UploadLink(id: String(repeating: "a", count: 65), server: "https://a", secret: secret) }
         #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "https://a", secret: secret, maxBytes: 60_000_000) }
         #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "ftp://a", secret: secret) }
-        #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "https://a", secret: secret, files: 23) }
+        #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "https://a", secret: secret, files: Admission(limits: Preset.builtIn.limits).maxUploadFiles + 1) }
         #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "https://a?x=1", secret: secret) }
         #expect(throws: UploadLinkError.self) { try UploadLink(id: "a", server: "https://a", secret: secret, expiresIn: 8 * 86_400) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Transcode
 
 /// The events the app's backend hears about an upload, built from what the job left behind.
 /// `data.uploadId` is the `id` from `upload.json`, absent for a plain video file.
@@ -25,6 +26,9 @@ public enum UploadEvent {
             "posters": images(manifest["posters"]),
         ]
         if let upload = manifest["uploadID"] as? String { data["uploadId"] = upload }
+        if let captions = json.flatMap({ try? JSONDecoder().decode(ReadyManifest.self, from: $0) })?.captions {
+            data["captions"] = Self.captions(captions, place: place)
+        }
         if let master = relative(manifest["master"]) { data["master"] = master }
         if let mp4 = relative(manifest["mp4"]) { data["mp4"] = mp4 }
         if let duration = manifest["durationSeconds"] as? Double { data["durationSeconds"] = duration }
@@ -48,6 +52,19 @@ public enum UploadEvent {
         if let uploadID { data["uploadId"] = uploadID }
         if let afterSeconds { data["playableAfterSeconds"] = afterSeconds }
         return OutboxEvent(type: "upload.playable", job: job, attempt: attempt, data: data, at: now)
+    }
+
+    /// `upload.captions`: video `job`'s caption tracks are now those of `manifest` (`ingestd
+    /// captions`), listed by a new version of its master at `master` (players that loaded the
+    /// one before keep playing it); paths from the CDN root, as `upload.published` gives them.
+    public static func captionsChanged(job: String, place: PlaybackPlace, manifest: ReadyManifest, at now: Date = Date()) -> OutboxEvent {
+        OutboxEvent(type: "upload.captions", job: job,
+                    data: ["id": job, "master": place.path(manifest.master), "captions": captions(manifest.captions ?? [], place: place)], at: now)
+    }
+
+    static func captions(_ captions: [ReadyManifest.Caption], place: PlaybackPlace) -> [[String: any Sendable]] {
+        captions.map { ["language": $0.language, "name": $0.name, "source": $0.source,
+                        "playlist": place.path($0.playlist), "track": place.path($0.track)] }
     }
 
     /// `upload.playback_changed`: video `job`'s policy is now `playback` (`ingestd playback`, the

@@ -1,4 +1,5 @@
 import Foundation
+import Transcode
 
 /// Where attempts' outputs go, and the one place that knows where a video plays: chosen once
 /// from `--cdn` and `--hold` (``OutputTargets/make(cdn:growing:storage:pointer:retiredGrace:)``), talked to
@@ -86,6 +87,12 @@ public protocol OutputTarget: Sendable {
     func remove(_ id: String) async throws
     /// Erasure: why the CDN still keeps the bytes removed (a versioned bucket), or nil.
     func oldBytesKept() async throws -> String?
+
+    /// Captions: applies `revision` to the version a published video plays at `place` (a
+    /// directory's, then its pointers; a bucket's version prefix, its masters and manifest
+    /// last). Returns the manifest as the store keeps it (paths from `place`'s base); nil when
+    /// there is no such track to remove.
+    func reviseCaptions(at place: PlaybackPlace, _ revision: CaptionRevision) async throws -> ReadyManifest?
 }
 
 /// What an adapter does not do, done once: nothing to adopt, mirror, send, show or undo.

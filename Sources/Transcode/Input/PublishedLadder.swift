@@ -86,12 +86,11 @@ final class PublishedLadder {
         try copy("\(directory)/\(OutputLayout.mp4Name)", to: layout.mp4)
         // The caption tracks are kept with the H.264 ladder they were timed on.
         for caption in manifest.captions ?? [] {
-            guard CaptionSource.isValidLanguage(caption.language) else {
-                throw TranscodeError.publishedMismatch(path: "\(directory)/manifest.json", detail: "a caption track of no valid language")
+            guard let subtitles = OutputLayout.captionFiles(caption) else {
+                throw TranscodeError.publishedMismatch(path: "\(directory)/manifest.json", detail: "a caption track named as ingestd names none")
             }
-            let track = OutputLayout.captionsTrackName(caption.language)
-            let from = "\(directory)/\(OutputLayout.subtitlesDirectoryName(caption.language))"
-            let into = "\(layout.directory)/\(OutputLayout.subtitlesDirectoryName(caption.language))"
+            let track = caption.track
+            let from = "\(directory)/\(subtitles)", into = "\(layout.directory)/\(subtitles)"
             try FileManager.default.createDirectory(atPath: into, withIntermediateDirectories: true)
             for name in try FileManager.default.contentsOfDirectory(atPath: from).sorted() where !name.hasPrefix(".") {
                 try copy("\(from)/\(name)", to: "\(into)/\(name)")
@@ -166,7 +165,7 @@ final class PublishedLadder {
     }
 
     /// `path` opened as a regular file (never through a symbolic link).
-    private static func regularFile(_ path: String) throws -> SourceFile {
+    static func regularFile(_ path: String) throws -> SourceFile {
         do {
             return try SourceFile(path: path)
         } catch {
@@ -175,7 +174,7 @@ final class PublishedLadder {
     }
 
     /// `bytes` in a file of `scratch` that has no name (unlinked once written), read as `name`.
-    private static func unlinkedFile(_ bytes: Data, in scratch: String, name: String) throws -> SourceFile {
+    static func unlinkedFile(_ bytes: Data, in scratch: String, name: String) throws -> SourceFile {
         let path = "\(scratch)/.published-sound-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw TranscodeError.writeFailed(path, errno: errno) }

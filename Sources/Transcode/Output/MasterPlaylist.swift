@@ -11,12 +11,8 @@ public enum MasterPlaylist {
 
     public static func render(_ variants: [VariantStream], iFrameStreams: [IFrameStream] = [],
                               captions: [ReadyManifest.Caption] = []) -> String {
-        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
-        for caption in captions {
-            lines.append("#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"\(subtitlesGroup)\",LANGUAGE=\"\(caption.language)\","
-                + "NAME=\"\(caption.name)\",DEFAULT=NO,AUTOSELECT=YES,URI=\"\(caption.playlist)\"")
-        }
-        let subtitles = captions.isEmpty ? "" : ",SUBTITLES=\"\(subtitlesGroup)\""
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"] + media(captions)
+        let subtitles = captions.isEmpty ? "" : subtitlesAttribute
         func order(_ a: (pixels: Int, codec: VideoCodec, peak: Int), _ b: (pixels: Int, codec: VideoCodec, peak: Int)) -> Bool {
             (a.pixels, a.codec.masterRank, a.peak) < (b.pixels, b.codec.masterRank, b.peak)
         }
@@ -33,6 +29,32 @@ public enum MasterPlaylist {
         }) {
             lines.append("#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=\(stream.bandwidth.peak),AVERAGE-BANDWIDTH=\(stream.bandwidth.average),"
                 + "CODECS=\"\(stream.codecs)\",RESOLUTION=\(stream.width)x\(stream.height),URI=\"\(stream.uri)\"")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static let subtitlesAttribute = ",SUBTITLES=\"\(subtitlesGroup)\""
+
+    /// The subtitles group's `#EXT-X-MEDIA` lines.
+    private static func media(_ captions: [ReadyManifest.Caption]) -> [String] {
+        captions.map { caption in
+            "#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"\(subtitlesGroup)\",LANGUAGE=\"\(caption.language)\","
+                + "NAME=\"\(caption.name)\",DEFAULT=NO,AUTOSELECT=YES,URI=\"\(caption.playlist)\""
+        }
+    }
+
+    /// A master `render` wrote, with its subtitles group made `captions` (none: no group, and no
+    /// variant names one); every other line as it was.
+    public static func replacingCaptions(_ text: String, with captions: [ReadyManifest.Caption]) -> String {
+        var lines: [String] = []
+        for line in text.split(separator: "\n").map(String.init) {
+            if line.hasPrefix("#EXT-X-MEDIA:"), line.contains("TYPE=SUBTITLES") { continue }
+            guard line.hasPrefix("#EXT-X-STREAM-INF:") else {
+                lines.append(line)
+                if line == "#EXT-X-INDEPENDENT-SEGMENTS" { lines += media(captions) }
+                continue
+            }
+            lines.append(line.replacingOccurrences(of: subtitlesAttribute, with: "") + (captions.isEmpty ? "" : subtitlesAttribute))
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -35,11 +35,29 @@ public struct OutputLayout: Sendable {
     public func iFramePlaylist(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/\(Self.iFramePlaylistName)" }
     public static let iFramePlaylistName = "iframes.m3u8"
     public func segmentPattern(_ rung: TranscodePlan.PlannedRung) -> String { "\(rungDirectory(rung))/seg_%03d.m4s" }
-    /// A caption track's directory (`subs-en`): its subtitles playlist and segments.
-    public static func subtitlesDirectoryName(_ language: String) -> String { "subs-\(language)" }
-    public static func subtitlesPlaylistName(_ language: String) -> String { "\(subtitlesDirectoryName(language))/index.m3u8" }
-    /// A caption track whole, beside the MP4 (`captions-en.vtt`).
-    public static func captionsTrackName(_ language: String) -> String { "captions-\(language).vtt" }
+    /// A caption track's directory (`subs-en`; a track added after publish, `subs-en.<revision>`):
+    /// its subtitles playlist and segments.
+    public static func subtitlesDirectoryName(_ language: String, revision: String? = nil) -> String {
+        "subs-\(language)" + (revision.map { ".\($0)" } ?? "")
+    }
+    public static func subtitlesPlaylistName(_ language: String, revision: String? = nil) -> String {
+        "\(subtitlesDirectoryName(language, revision: revision))/index.m3u8"
+    }
+    /// A caption track whole, beside the MP4 (`captions-en.vtt`, `captions-en.<revision>.vtt`).
+    public static func captionsTrackName(_ language: String, revision: String? = nil) -> String {
+        "captions-\(language)" + (revision.map { ".\($0)" } ?? "") + ".vtt"
+    }
+
+    /// The subtitles directory of a published track, when its paths are names ingestd gives
+    /// (read from a manifest, whose paths are not trusted): nil otherwise.
+    static func captionFiles(_ caption: ReadyManifest.Caption) -> String? {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.")
+        let parts = caption.playlist.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[1] == "index.m3u8", parts[0].hasPrefix("subs-"), !parts[0].contains(".."),
+              parts[0].allSatisfy(allowed.contains), caption.track.hasPrefix("captions-"), caption.track.hasSuffix(".vtt"),
+              !caption.track.contains(".."), caption.track.allSatisfy(allowed.contains) else { return nil }
+        return String(parts[0])
+    }
     public static func posterName(_ size: TranscodePlan.PlannedSize) -> String { "poster_\(size.width)x\(size.height).jpg" }
 }
 
