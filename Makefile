@@ -27,7 +27,7 @@ INSTALL ?= install
 UNITS := deploy/ingestd.service deploy/ingestd-worker.service deploy/ingestd-serve.service \
          deploy/ingestd-console.service deploy/ingestd-sweep.service deploy/ingestd-sweep.timer
 
-.PHONY: release-static man install test-nginx bench-signed bench-delete bench-console bench-playable bench-busy bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
+.PHONY: release-static man install test-nginx bench-captions bench-signed bench-delete bench-console bench-playable bench-busy bench-levers bench-hot openapi bench-upload all deps test-deps test-deps-python bench-s3 build release demo demo-fleet demo-s3 queue-bench webhook-bench bench-3g bench-passthrough bench-quality bench-cost test asan bench fuzz fuzz-build fuzz-ci clean
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 200
 FUZZ_SECONDS ?= 60
@@ -152,6 +152,10 @@ bench-passthrough: release
 # BASELINE=path/to/another/ingestd runs that build's `watch` beside them).
 bench-playable: release
 	python3 Benchmarks/playable.py .build/release/ingestd $${BENCH_OUT:-bench-out}/playable $${ROUNDS:-3} $${BASELINE:+--baseline $$BASELINE}
+
+# Captions from the app (#68): time to playable with two caption tracks against none, same daemon, alternating.
+bench-captions: release
+	python3 Benchmarks/captions.py .build/release/ingestd $${BENCH_OUT:-bench-out}/captions $${ROUNDS:-8}
 
 # The busy host (#49): `watch --jobs 3` on this machine, a 60 s app upload shown while it grows,
 # four 20 s camera originals dropped the moment it shows; an RFC 8216 §6.3.4 viewer on every

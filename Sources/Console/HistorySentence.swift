@@ -39,6 +39,11 @@ enum HistorySentence {
         case "deleted":
             return "Deleted" + (fields.text("by").map { " by \($0)" } ?? "") + (fields.text("code").map { " (\($0))" } ?? "")
                 + (fields.text("reason").map { ": \($0)" } ?? "")
+        case "playback_changed":
+            return "Made \(fields.text("playback") ?? "?") (who may play it)"
+        case "captions_changed":
+            let languages = (fields.values["languages"] as? [Any])?.compactMap { $0 as? String } ?? []
+            return "Captions changed: " + (languages.isEmpty ? "none now" : languages.joined(separator: ", "))
         case "deletion_completed":
             return "Deletion completed" + (fields.number("purged").map { "; \($0) CDN paths to purge" } ?? "")
         default:

@@ -59,6 +59,7 @@ struct JobRunCommand: AsyncParsableCommand {
             var job = TranscodeJob(input: request.input, destination: request.output, preset: preset, parent: parent,
                                    attempt: request.attempt)
             job.publishedVersion = request.publishedVersion
+            job.captionsFrom = request.captionsFrom
             job.playback = request.playback
             job.growing = request.mode != .whole
             let stageOnly = request.stageOnly

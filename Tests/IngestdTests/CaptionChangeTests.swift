@@ -62,6 +62,14 @@ import Transcode
         let refused = try Self.captions(spool, cdn, [id, "add", "\(base)/clip.bin", "--language", "de"])
         #expect(refused.status == 65 && refused.text.contains("bad_captions"), "\(refused.text)")
 
+        // A re-encode with another preset keeps the track the video plays (read from the version it replaces).
+        let preset = "\(base)/other.json"
+        try PresetFile.write(preset, name: "other", limits: ["maxClips": 19])
+        let reprocessed = try Tool.run(Paths.binary, ["reprocess", "\(spool)/archive", "--cdn", cdn, "--preset", preset, "--json"])
+        let kept = try String(contentsOfFile: "\(video)/master.m3u8", encoding: .utf8)
+        #expect(reprocessed.status == 0 && VersionPointer.version(ofMaster: kept) != version, "\(reprocessed.stdout) \(reprocessed.stderr)")
+        #expect(kept.contains(#"LANGUAGE="fr",NAME="French""#) && kept.contains("/subs-fr/index.m3u8"), "\(kept)")
+
         let removed = try Self.captions(spool, cdn, [id, "remove", "--language", "fr"])
         let after = try String(contentsOfFile: "\(video)/master.m3u8", encoding: .utf8)
         #expect(removed.status == 0 && !after.contains("SUBTITLES"), "\(removed.text) \(after)")

@@ -23,6 +23,9 @@ public struct JobRequest: Codable, Sendable, Equatable {
     /// The version directory published now, whose H.264 ladder and sound are kept
     /// (``TranscodeJob/publishedVersion``); the job may read it.
     public var publishedVersion: String?
+    /// The version directory published now, whose caption tracks a re-encode keeps
+    /// (``TranscodeJob/captionsFrom``); the job may read it.
+    public var captionsFrom: String?
     /// How the output comes into view: whole at the end, or growing.
     public var mode = OutputMode.whole
     /// The video's playback policy, for its manifest (absent: public).

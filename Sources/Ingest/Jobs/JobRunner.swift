@@ -48,12 +48,12 @@ public struct JobRunner: Sendable {
     /// attempt ends as `.interrupted`. `jobDirectory` holds the job's own files (result, progress),
     /// never the upload.
     /// `attempt` (a queue attempt's fencing token) names the staging, see ``StagedDirectory``.
-    /// `publishedVersion`: see ``TranscodeJob/publishedVersion``.
+    /// `publishedVersion`, `captionsFrom`: see ``TranscodeJob/publishedVersion``, ``TranscodeJob/captionsFrom``.
     /// `growing`: the job grows its output in place (`output` is its version directory, see
     /// ``TranscodeJob/growing``) and reports what its ladder lists to `watcher`, which hears
     /// of the process in any case (``JobWatcher``).
     public func run(input: TranscodeJob.Input, output: String, jobDirectory: String, stageOnly: Bool = false,
-                    attempt: Int64? = nil, publishedVersion: String? = nil, growing: Bool = false,
+                    attempt: Int64? = nil, publishedVersion: String? = nil, captionsFrom: String? = nil, growing: Bool = false,
                     watcher: (any JobWatcher)? = nil, logTail: JobLogTail? = nil,
                     stop: @escaping @Sendable () -> Bool) async -> JobOutcome {
         let resultPath = "\(jobDirectory)/result.json"
@@ -63,6 +63,7 @@ public struct JobRunner: Sendable {
                                  progressPath: "\(jobDirectory)/progress.json", limits: limits, stageOnly: stageOnly, attempt: attempt,
                                  publishedVersion: publishedVersion)
         if growing { request.mode = .growing(reports: playablePath) }
+        request.captionsFrom = captionsFrom
         request.playback = playback
         let process: Process
         do {

@@ -45,7 +45,7 @@ public enum JobSandbox {
         case .soleEntry(let holder): read.append(holder)
         }
         if request.preset.contains("/") { read.append(request.preset) }
-        if let published = request.publishedVersion { read.append(published) }
+        read += [request.publishedVersion, request.captionsFrom].compactMap { $0 }
         let write = [(request.resultPath as NSString).deletingLastPathComponent, (request.progressPath as NSString).deletingLastPathComponent,
                      (request.output as NSString).deletingLastPathComponent, "/dev/null"]
         return Rules(read: Array(Set(read)).sorted(), write: Array(Set(write)).sorted())

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The one channel from a running job process to the worker (``JobRunner/run(input:output:jobDirectory:stageOnly:attempt:publishedVersion:growing:watcher:logTail:stop:)``):
+/// The one channel from a running job process to the worker (``JobRunner/run(input:output:jobDirectory:stageOnly:attempt:publishedVersion:captionsFrom:growing:watcher:logTail:stop:)``):
 /// that it started, and, when it grows its output in view, each report it wrote of what its
 /// ladder lists (``JobPlayable``). The watcher (the worker's, in the lifecycle) decides what that
 /// means and says how long it held the process back, which is not charged to its time limit.

@@ -34,6 +34,9 @@ public struct TranscodeJob: Sendable {
     /// (``Preset/codecLadders``) is to keep its H.264 ladder, MP4 and sound and add only the
     /// other codecs' rungs (``TranscodeRequest/publishedVersion``).
     public var publishedVersion: String?
+    /// The version directory published now for this video, whose caption tracks a re-encode
+    /// keeps, in place of the upload's of the same language (tracks added after publish included).
+    public var captionsFrom: String?
     /// The video's playback policy, recorded in its manifest.
     public var playback: PlaybackPolicy?
     /// The video is played while it is made: `destination` is this attempt's version directory
@@ -90,6 +93,10 @@ public struct TranscodeJob: Sendable {
         do {
             var request = upload.request(outputDirectory: staged.staging, preset: preset)
             request.publishedVersion = publishedVersion
+            if let captionsFrom {
+                let kept = try CaptionSource.published(in: captionsFrom)
+                request.captions = request.captions.filter { own in !kept.contains { $0.language == own.language } } + kept
+            }
             request.playback = playback?.rawValue
             request.growing = growing
             return (try await Transcoder.run(request, events: events), staged)

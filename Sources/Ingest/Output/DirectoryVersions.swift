@@ -33,6 +33,15 @@ struct DirectoryVersions: Sendable {
         return versionIsComplete(id, version: version) ? version : nil
     }
 
+    /// The directory of the version players get now: the one `CDN/<id>/master.m3u8` points to,
+    /// or `CDN/<id>` itself (a `--hold` video); nil when there is no complete one.
+    func playingVersion(_ id: String) -> String? {
+        guard let master = try? DurableFile.read("\(directory(id))/master.m3u8", limit: 1 << 20) else { return nil }
+        if let version = VersionPointer.version(ofMaster: String(decoding: master, as: UTF8.self)),
+           versionIsComplete(id, version: version) { return "\(directory(id))/\(version)" }
+        return FileManager.default.fileExists(atPath: "\(directory(id))/manifest.json") ? directory(id) : nil
+    }
+
     /// True when the version directory is complete (a previous run published it but was
     /// interrupted before switching).
     func versionIsComplete(_ id: String, version: String) -> Bool {

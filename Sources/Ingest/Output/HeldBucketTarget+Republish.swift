@@ -16,7 +16,7 @@ extension HeldBucketTarget {
                 return .skipped(why: "already published with preset \(presetHash)", version: current.version)
             }
             let scratch = try PrivateDirectory(prefix: "ingestd-reprocess-")
-            switch await encode("\(scratch.path)/out", nil) {
+            switch await encode("\(scratch.path)/out", nil, nil) {
             case .published:
                 do {
                     return .published(version: try await storage.publish("\(scratch.path)/out", to: output, replacing: current))

@@ -115,8 +115,10 @@ extension OutputTarget {
 }
 
 /// Writes a video's new version into `directory`; `published`: the version playing now, which
-/// a preset adding codecs keeps and adds to (nil when there is none, or it keeps nothing).
-public typealias VersionEncoder = @Sendable (_ directory: String, _ published: String?) async -> JobOutcome
+/// a preset adding codecs keeps and adds to (nil when there is none, or it keeps nothing);
+/// `playing`: the version players get now, on this host, whatever made it (its caption tracks
+/// are kept), nil when there is none here.
+public typealias VersionEncoder = @Sendable (_ directory: String, _ published: String?, _ playing: String?) async -> JobOutcome
 
 /// How ``OutputTarget/republish(_:presetHash:encode:)`` ended.
 public enum Republished: Sendable, Equatable {

@@ -17,7 +17,8 @@ extension StagedDirectoryTarget {
             }
             if !versions.versionIsComplete(id, version: version) {
                 try? FileManager.default.removeItem(atPath: "\(video)/\(version)")
-                let outcome = await encode("\(video)/\(version)", versions.currentVersion(id).map { "\(video)/\($0)" })
+                let outcome = await encode("\(video)/\(version)", versions.currentVersion(id).map { "\(video)/\($0)" },
+                                           versions.playingVersion(id))
                 versions.removeStaging(id)
                 switch outcome {
                 case .published: break

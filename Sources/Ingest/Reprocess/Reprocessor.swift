@@ -150,13 +150,14 @@ public struct Reprocessor: Sendable {
         // A preset with other codecs keeps the H.264 ladder and sound published now, and adds to them.
         let adds = preset.codecLadders?.isEmpty == false
         let deleted: @Sendable () -> Bool = { [item] in item.isDeleted }
-        let republished = await target.republish(item.id, presetHash: preset.contentHash) { directory, published in
+        let republished = await target.republish(item.id, presetHash: preset.contentHash) { directory, published, playing in
             // The job's own files (result, progress) go to a private directory no one else can plant names in.
             guard let scratch = try? PrivateDirectory(prefix: "ingestd-reprocess-") else {
                 return .retryable(code: "no_scratch", message: "cannot make a private scratch directory")
             }
             let outcome = await runner.run(input: input, output: directory, jobDirectory: scratch.path,
-                                           publishedVersion: adds ? published : nil) { stop.value }
+                                           publishedVersion: adds ? published : nil,
+                                           captionsFrom: adds ? nil : playing) { stop.value }
             return deleted() ? .interrupted : outcome  // deleted while it ran: never put in view
         }
         if deleted() {
