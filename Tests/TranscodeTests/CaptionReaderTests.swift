@@ -87,3 +87,43 @@ struct CaptionTimelineTests {
         for file in segments.files { #expect((try? CaptionReader.read(Data(file.text.utf8))) != nil, "\(file.name)") }
     }
 }
+
+/// The master's subtitles group, rendered and revised; the names a published track may have.
+struct CaptionPublishingTests {
+    static let english = ReadyManifest.Caption(language: "en", name: "English", source: "app", playlist: "subs-en/index.m3u8",
+                                               track: "captions-en.vtt", cues: 1, text: "hi")
+
+    @Test func theGroupIsNamedByEveryVariantAndRevisedInPlace() {
+        let variant = VariantStream(uri: "360p/index.m3u8", bandwidth: RenditionBandwidth(peak: 1000, average: 900),
+                                    codecs: "avc1.64001e,mp4a.40.2", width: 360, height: 640, frameRate: 30)
+        let plain = MasterPlaylist.render([variant])
+        let with = MasterPlaylist.render([variant], captions: [Self.english])
+        #expect(with.contains(#"#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",LANGUAGE="en",NAME="English",DEFAULT=NO,AUTOSELECT=YES,URI="subs-en/index.m3u8""#))
+        #expect(with.contains(#"FRAME-RATE=30.000,SUBTITLES="subs""#) && !plain.contains("SUBTITLES"))
+        #expect(MasterPlaylist.replacingCaptions(plain, with: [Self.english]) == with)
+        #expect(MasterPlaylist.replacingCaptions(with, with: []) == plain)
+        #expect(MasterPlaylist.replacingCaptions(with, with: [Self.english]) == with, "applied twice, the same")
+    }
+
+    @Test func onlyNamesIngestdGivesAreTakenFromAManifest() {
+        #expect(OutputLayout.captionFiles(Self.english) == "subs-en")
+        var revised = Self.english
+        (revised.playlist, revised.track) = ("subs-fr.0a1b2c3d/index.m3u8", "captions-fr.0a1b2c3d.vtt")
+        #expect(OutputLayout.captionFiles(revised) == "subs-fr.0a1b2c3d")
+        for (playlist, track) in [("../x/index.m3u8", "captions-en.vtt"), ("subs-en/../../index.m3u8", "captions-en.vtt"),
+                                  ("subs-en/index.m3u8", "../captions-en.vtt"), ("subs-en/index.m3u8", "captions-../x.vtt"),
+                                  ("/subs-en/index.m3u8", "captions-en.vtt"), ("subs-en/other.m3u8", "captions-en.vtt")] {
+            var hostile = Self.english
+            (hostile.playlist, hostile.track) = (playlist, track)
+            #expect(OutputLayout.captionFiles(hostile) == nil, "\(playlist) \(track)")
+        }
+    }
+
+    @Test func theWordsAreTheTextAViewerReads() {
+        let track = CaptionTrack(cues: [.init(start: 0, end: 1, text: "<v Alice><b>fish</b> &amp; chips</v>\nsecond &lt;line&gt;")])
+        #expect(CaptionMarkup.words(of: track) == "fish & chips second <line>")
+        #expect(CaptionRevision.revision(of: "a") == CaptionRevision.revision(of: "a") && CaptionRevision.revision(of: "a") != CaptionRevision.revision(of: "b"))
+        #expect(CaptionSource.defaultName("pt-BR") == "Portuguese (Brazil)" && CaptionSource.defaultName("qq") == "qq")
+        #expect(CaptionSource.isValidLanguage("zh-Hant-TW") && !CaptionSource.isValidLanguage("en_US") && !CaptionSource.isValidLanguage("e"))
+    }
+}
