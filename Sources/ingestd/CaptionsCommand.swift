@@ -69,17 +69,8 @@ struct CaptionsCommand: AsyncParsableCommand {
         do {
             let revision = CaptionRevision(try change())
             let target = try storage.target(cdn: cdn, pointer: spool != nil, json: json)
-            if let spool {
-                try WorkerOptions.requireRoot("--spool", SpoolLayout(root: spool).root)
-                outcome = try await CaptionChange(store: SpoolStore(layout: SpoolLayout(root: spool)), target: target).apply(id, revision)
-            } else {
-                let database = try databaseOption.resolve()
-                let logger = Log.make(label: "ingestd.captions")
-                outcome = try await database.withClient(logger: logger) { client in
-                    try await QueueSchema.migrate(client, logger: logger)
-                    let store = PostgresStore.producer(JobQueue(client: client, logger: logger, timeout: database.callTimeout))
-                    return try await CaptionChange(store: store, target: target).apply(id, revision)
-                }
+            outcome = try await PublishedVideoStore.with(spool: spool, database: databaseOption, label: "ingestd.captions") { [id] store in
+                try await CaptionChange(store: store, target: target).apply(id, revision)
             }
         } catch {
             throw Report.fail(error, json: json)

@@ -55,17 +55,8 @@ struct PlaybackCommand: AsyncParsableCommand {
         let target = try storage.target(cdn: cdn, pointer: spool != nil, json: json)
         let outcome: PlaybackChange.Outcome
         do {
-            if let spool {
-                try WorkerOptions.requireRoot("--spool", SpoolLayout(root: spool).root)
-                outcome = try await PlaybackChange(store: SpoolStore(layout: SpoolLayout(root: spool)), target: target).set(id, policy)
-            } else {
-                let database = try databaseOption.resolve()
-                let logger = Log.make(label: "ingestd.playback")
-                outcome = try await database.withClient(logger: logger) { client in
-                    try await QueueSchema.migrate(client, logger: logger)
-                    let store = PostgresStore.producer(JobQueue(client: client, logger: logger, timeout: database.callTimeout))
-                    return try await PlaybackChange(store: store, target: target).set(id, policy)
-                }
+            outcome = try await PublishedVideoStore.with(spool: spool, database: databaseOption, label: "ingestd.playback") { [id, policy] store in
+                try await PlaybackChange(store: store, target: target).set(id, policy)
             }
         } catch {
             throw Report.fail(error, json: json)
