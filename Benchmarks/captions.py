@@ -9,7 +9,7 @@ whole video and French on the clip, 60 cues each), one without. They are dropped
 alternating (the order turned each round: both meet the same host), ROUNDS pairs (default 8).
 Per kind: time from the upload's rename into incoming/ to its master.m3u8, and to its
 manifest.json (the whole ladder), p50 and p95; the ratio of the medians, captions / none.
-Writes OUT_DIR/captions.json.
+Also the daemon's own split of each (its `playable` event's stages). Writes OUT_DIR/captions.json.
 """
 import json
 import os
@@ -79,6 +79,7 @@ def main():
                     found = len(json.load(f).get("captions") or [])
                 if found != (2 if kind == "captions" else 0):
                     raise SystemExit(f"{name}: {found} caption tracks published")
+        split = playable.stages(os.path.join(spool, "events.ndjson"))
     finally:
         daemon.terminate()
         daemon.wait()
@@ -88,6 +89,10 @@ def main():
         report[kind] = {measure: {"p50": round(playable.percentile([v[i] for v in values], 0.5), 3),
                                   "p95": round(playable.percentile([v[i] for v in values], 0.95), 3)}
                         for i, measure in enumerate(("toPlayable", "toWhole"))}
+    for kind in samples:  # the daemon's own split of each time to playable (its `playable` event)
+        owns = [own for name, own in split.items() if name.rstrip("0123456789") == kind]
+        report[kind]["stages"] = {stage: round(playable.percentile([o.get(stage, 0) for o in owns], 0.5), 3)
+                                  for stage in playable.STAGES[1:]}
     report["ratio"] = {measure: round(report["captions"][measure]["p50"] / report["none"][measure]["p50"], 4)
                        for measure in ("toPlayable", "toWhole")}
     with open(os.path.join(out, "captions.json"), "w") as f:
@@ -96,6 +101,8 @@ def main():
     for kind in ("none", "captions"):
         for measure in ("toPlayable", "toWhole"):
             print(f"{kind:<10} {measure:<12} {report[kind][measure]['p50']:7.3f} {report[kind][measure]['p95']:7.3f}")
+    print("stages, p50 s: " + "; ".join(f"{kind} " + ", ".join(f"{k} {v:.3f}" for k, v in report[kind]["stages"].items())
+                                       for kind in ("none", "captions")))
     print("captions / none, p50: " + ", ".join(f"{m} x{r:.3f}" for m, r in report["ratio"].items()))
 
 
