@@ -379,16 +379,23 @@ struct UploadServerTests {
         #expect(try Self.request("GET", "\(server.url)/metrics").body.contains("reason=\"too_slow\""))
     }
 
-    /// Clips, a sound track and `upload.json` as one upload set (`upload-url --files 5`): five tus
-    /// uploads to one URL, each named by its tus filename; nothing is a job until the last byte of
-    /// the last file, then exactly one job whose upload directory the spool daemon joins and
-    /// publishes. A sixth file, a nameless one, and a set past its byte limit are refused.
+    /// Clips, a sound track, a caption track and `upload.json` as one upload set (`upload-url
+    /// --files 6`): six tus uploads to one URL, each named by its tus filename; nothing is a job
+    /// until the last byte of the last file, then exactly one job whose upload directory the
+    /// spool daemon joins and publishes, with its captions (`/v1/jobs` lists them). A seventh
+    /// file, a nameless one, and a set past its byte limit are refused.
     @Test func anUploadSetBecomesOneJobWhenItsLastFileLands() throws {
         let base = Paths.scratch("serve-set")
         let server = try UploadServerProcess(base: base)
-        let source = Paths.sample("upload")
-        let names = ["upload.json", "clip1.mp4", "clip2.mp4", "clip3.webm", "music.ogg"]
-        let link = try server.link("set-1", extra: ["--files", "5", "--max-bytes", "100000"])
+        let source = "\(base)/source"
+        try? FileManager.default.removeItem(atPath: source)
+        try FileManager.default.copyItem(atPath: Paths.sample("upload"), toPath: source)
+        try "WEBVTT\n\n00:00:00.500 --> 00:00:01.500\nfrom the phone\n".write(toFile: "\(source)/en.vtt", atomically: true, encoding: .utf8)
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(source)/upload.json"))) as? [String: Any])
+        json["captions"] = [["file": "en.vtt", "language": "en"]]
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: "\(source)/upload.json"))
+        let names = ["upload.json", "en.vtt", "clip1.mp4", "clip2.mp4", "clip3.webm", "music.ogg"]
+        let link = try server.link("set-1", extra: ["--files", "6", "--max-bytes", "100000"])
         func metadata(_ name: String) -> String { "filename \(Data(name.utf8).base64EncodedString())" }
         #expect(try Self.create(link.upload, length: 10).status == 400, "a file of a set needs its name")
         #expect(try Self.create(link.upload, length: 100_001, ["Upload-Metadata": metadata("big.mp4")]).status == 413)
@@ -399,7 +406,7 @@ struct UploadServerTests {
             #expect(created.status == 201, "\(name): \(created.status) \(created.body)")
             locations.append(server.url + (created.headers["location"] ?? ""))
         }
-        #expect(try Self.create(link.upload, length: 10, ["Upload-Metadata": metadata("extra.mp4")]).status == 409, "five files, no sixth")
+        #expect(try Self.create(link.upload, length: 10, ["Upload-Metadata": metadata("extra.mp4")]).status == 409, "six files, no seventh")
         for (name, location) in zip(names, locations).dropLast() {
             #expect(try Self.patch(location, offset: 0, file: "\(source)/\(name)").status == 204)
         }
@@ -421,6 +428,7 @@ struct UploadServerTests {
         _ = watch
         let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(server.cdn)/set-1/manifest.json"))) as? [String: Any])
         #expect((manifest["sources"] as? [Any])?.count == 3 && manifest["music"] != nil, "three clips joined under the song")
-        #expect(try Self.request("GET", link.status).body.contains("\"state\":\"completed\""))
+        let status = try Self.request("GET", link.status).body
+        #expect(status.contains("\"state\":\"completed\"") && status.contains("\"language\":\"en\"") && status.contains("captions-en.vtt"), "\(status)")
     }
 }
