@@ -310,6 +310,14 @@ def find_chromium():
 # ---------------------------------------------------------------------------------------------
 # One run
 
+def open_page(cdp, url="about:blank"):
+    """A new page at `url` in a browser context of its own (no shared cache or cookies):
+    (its session id, the context's id, the target's id)."""
+    ctx = cdp.send("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]
+    target = cdp.send("Target.createTarget", {"url": url, "browserContextId": ctx})["targetId"]
+    return cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"], ctx, target
+
+
 def evaluate(cdp, session, expr):
     r = cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session)
     return r.get("result", {}).get("value")
@@ -317,9 +325,7 @@ def evaluate(cdp, session, expr):
 
 def play(cdp, base, src, profile, timeout):
     down, latency, up = PROFILES[profile]
-    ctx = cdp.send("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]
-    target = cdp.send("Target.createTarget", {"url": "about:blank", "browserContextId": ctx})["targetId"]
-    session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    session, ctx, _ = open_page(cdp)
     try:
         cdp.send("Network.enable", {}, session)
         cdp.send("Network.setCacheDisabled", {"cacheDisabled": True}, session)
@@ -571,9 +577,7 @@ def main():
         results["chromium"] = v.get("product")
         print(f"chromium: {v.get('product')} ({chromium}), server {base}", file=sys.stderr)
         # Native HLS? (no src: just canPlayType)
-        ctx = cdp.send("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]
-        tid = cdp.send("Target.createTarget", {"url": f"{base}/player.html", "browserContextId": ctx})["targetId"]
-        sid = cdp.send("Target.attachToTarget", {"targetId": tid, "flatten": True})["sessionId"]
+        sid, ctx, tid = open_page(cdp, f"{base}/player.html")
         cp = None
         for _ in range(40):
             time.sleep(0.1)

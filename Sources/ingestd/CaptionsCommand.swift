@@ -1,5 +1,4 @@
 import ArgumentParser
-import Fleet
 import Foundation
 import Ingest
 import Transcode
@@ -27,15 +26,7 @@ struct CaptionsCommand: AsyncParsableCommand {
 
     enum Action: String, ExpressibleByArgument, CaseIterable { case add, remove }
 
-    @Option(help: ArgumentHelp("Spool directory (the videos of `ingestd watch`).", valueName: "dir"))
-    var spool: String?
-
-    @OptionGroup var databaseOption: DatabaseOption
-
-    @Option(help: ArgumentHelp("The CDN the video was published to: the directory or s3://bucket/prefix `watch` or `worker` was given.", valueName: "dir|s3-prefix"))
-    var cdn: String
-
-    @OptionGroup var storage: StorageOption
+    @OptionGroup var video: PublishedVideoOptions
 
     @Option(help: ArgumentHelp("The track's language: a BCP 47 tag such as en or pt-BR.", valueName: "tag"))
     var language: String
@@ -56,9 +47,6 @@ struct CaptionsCommand: AsyncParsableCommand {
     var file: String?
 
     func validate() throws {
-        guard (spool != nil) != databaseOption.isGiven else {
-            throw ValidationError("give --spool DIR or --database URL (or set INGESTD_DATABASE_URL), not both")
-        }
         guard (file != nil) == (action == .add) else { throw ValidationError(action == .add ? "add needs the track's FILE" : "remove takes no FILE") }
         guard CaptionSource.isValidLanguage(language) else { throw ValidationError("--language must be a language tag such as en or pt-BR") }
         if let name, !CaptionSource.isValidName(name) { throw ValidationError("--name must be 1-64 characters, with no control character and no \"") }
@@ -68,8 +56,8 @@ struct CaptionsCommand: AsyncParsableCommand {
         let outcome: CaptionChange.Outcome
         do {
             let revision = CaptionRevision(try change())
-            let target = try storage.target(cdn: cdn, pointer: spool != nil, json: json)
-            outcome = try await PublishedVideoStore.with(spool: spool, database: databaseOption, label: "ingestd.captions") { [id] store in
+            let target = try video.target(json: json)
+            outcome = try await video.withStore(label: "ingestd.captions") { [id] store in
                 try await CaptionChange(store: store, target: target).apply(id, revision)
             }
         } catch {

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Fleet
 import Foundation
 import Ingest
 
@@ -26,15 +25,7 @@ struct PlaybackCommand: AsyncParsableCommand {
         """
     )
 
-    @Option(help: ArgumentHelp("Spool directory (the videos of `ingestd watch`).", valueName: "dir"))
-    var spool: String?
-
-    @OptionGroup var databaseOption: DatabaseOption
-
-    @Option(help: ArgumentHelp("The CDN the video was published to: the directory or s3://bucket/prefix `watch` or `worker` was given.", valueName: "dir|s3-prefix"))
-    var cdn: String
-
-    @OptionGroup var storage: StorageOption
+    @OptionGroup var video: PublishedVideoOptions
 
     @Flag(help: "Print {\"id\", \"playback\", \"result\", \"purge\"} as JSON.")
     var json = false
@@ -45,17 +36,11 @@ struct PlaybackCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("public or signed.", valueName: "policy"))
     var policy: PlaybackPolicy
 
-    func validate() throws {
-        guard (spool != nil) != databaseOption.isGiven else {
-            throw ValidationError("give --spool DIR or --database URL (or set INGESTD_DATABASE_URL), not both")
-        }
-    }
-
     func run() async throws {
-        let target = try storage.target(cdn: cdn, pointer: spool != nil, json: json)
+        let target = try video.target(json: json)
         let outcome: PlaybackChange.Outcome
         do {
-            outcome = try await PublishedVideoStore.with(spool: spool, database: databaseOption, label: "ingestd.playback") { [id, policy] store in
+            outcome = try await video.withStore(label: "ingestd.playback") { [id, policy] store in
                 try await PlaybackChange(store: store, target: target).set(id, policy)
             }
         } catch {

@@ -78,9 +78,7 @@ async function cues(v, track) {
 def show(url, timeout):
     cdp = hls_play.CDP(hls_play.find_chromium())
     try:
-        ctx = cdp.send("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]
-        target = cdp.send("Target.createTarget", {"url": "about:blank", "browserContextId": ctx})["targetId"]
-        session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        session, _, _ = hls_play.open_page(cdp)
         cdp.send("Page.enable", {}, session)
         cdp.send("Runtime.enable", {}, session)
         cdp.drain()

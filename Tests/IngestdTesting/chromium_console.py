@@ -36,9 +36,7 @@ import hls_play  # noqa: E402
 
 
 def open_tab(cdp):
-    ctx = cdp.send("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]
-    target = cdp.send("Target.createTarget", {"url": "about:blank", "browserContextId": ctx})["targetId"]
-    session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    session, _, _ = hls_play.open_page(cdp)
     for domain in ("Network", "Page", "Runtime", "Log"):
         cdp.send(f"{domain}.enable", {}, session)
     return session

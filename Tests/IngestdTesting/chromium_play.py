@@ -30,9 +30,7 @@ import hls_play  # noqa: E402
 def play(url, timeout, until=None):
     cdp = hls_play.CDP(hls_play.find_chromium())
     try:
-        ctx = cdp.send("Target.createBrowserContext", {"disposeOnDetach": True})["browserContextId"]
-        target = cdp.send("Target.createTarget", {"url": "about:blank", "browserContextId": ctx})["targetId"]
-        session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        session, _, _ = hls_play.open_page(cdp)
         cdp.send("Network.enable", {}, session)
         cdp.send("Network.setCacheDisabled", {"cacheDisabled": True}, session)
         cdp.send("Page.enable", {}, session)

@@ -6,14 +6,12 @@ import Transcode
 extension StagedDirectoryTarget {
     public func reviseCaptions(at place: PlaybackPlace, _ revision: CaptionRevision) async throws -> ReadyManifest? {
         let video = directory(place.id)
-        let master = try DurableFile.read("\(video)/master.m3u8", limit: 1 << 20)
-        if let version = VersionPointer.version(ofMaster: String(decoding: master, as: UTF8.self)),
-           FileManager.default.fileExists(atPath: "\(video)/\(version)/manifest.json") {
-            guard let revised = try revision.apply(to: "\(video)/\(version)") else { return nil }
-            try VersionPointer.point(video, version: version)
-            return VersionPointer.manifest(revised.manifest, version: version)
-        }
-        return try revision.apply(to: video)?.manifest
+        guard let playing = versions.playingVersion(place.id) else { throw IngestError.inputMissing(path: "\(video)/master.m3u8") }
+        guard let revised = try revision.apply(to: playing) else { return nil }
+        guard playing != video else { return revised.manifest }
+        let version = (playing as NSString).lastPathComponent
+        try VersionPointer.point(video, version: version)
+        return VersionPointer.manifest(revised.manifest, version: version)
     }
 }
 

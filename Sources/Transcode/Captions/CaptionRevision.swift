@@ -20,11 +20,7 @@ public struct CaptionRevision: Sendable {
     /// new manifest and the files written, relative to `directory`, in the order a copy must
     /// receive them (the masters and the manifest last); nil when there is no such track to remove.
     public func apply(to directory: String) throws -> (manifest: ReadyManifest, written: [String])? {
-        let manifestPath = "\(directory)/manifest.json"
-        guard let data = try? PublishedLadder.regularFile(manifestPath).contents(),
-              var manifest = try? JSONDecoder().decode(ReadyManifest.self, from: data) else {
-            throw TranscodeError.publishedMismatch(path: manifestPath, detail: "no readable manifest.json")
-        }
+        var manifest = try ReadyManifest(published: directory)
         var captions = manifest.captions ?? [], written: [String] = []
         switch change {
         case .remove(let language):
@@ -45,7 +41,7 @@ public struct CaptionRevision: Sendable {
             try DurableFile.replace("\(directory)/\(name)", with: Data(MasterPlaylist.replacingCaptions(text, with: captions).utf8))
             written.append(name)
         }
-        try DurableFile.replace(manifestPath, with: manifest.jsonData())
+        try DurableFile.replace("\(directory)/manifest.json", with: manifest.jsonData())
         return (manifest, written + ["manifest.json"])
     }
 
@@ -55,8 +51,8 @@ public struct CaptionRevision: Sendable {
         let timeline = try PublishedTimeline(directory: directory, manifest: manifest)
         let track = CaptionTimeline.merge([source.track.cues], duration: manifest.durationSeconds)
         let revision = Self.revision(of: "\(source.language)\n\(source.name)\n\(track.webVTT)")
+        let caption = ReadyManifest.Caption(source, revision: revision, track: track)
         let subtitles = OutputLayout.subtitlesDirectoryName(source.language, revision: revision)
-        let whole = OutputLayout.captionsTrackName(source.language, revision: revision)
         let segments = CaptionSegments(track, boundaries: timeline.boundaries, firstPTS: timeline.firstPTS, ended: true)
         do {
             try FileManager.default.createDirectory(atPath: "\(directory)/\(subtitles)", withIntermediateDirectories: true)
@@ -68,11 +64,8 @@ public struct CaptionRevision: Sendable {
             try DurableFile.replace("\(directory)/\(subtitles)/\(name)", with: Data(text.utf8))
             written.append("\(subtitles)/\(name)")
         }
-        try DurableFile.replace("\(directory)/\(whole)", with: Data(track.webVTT.utf8))
-        let caption = ReadyManifest.Caption(language: source.language, name: source.name, source: source.origin,
-                                            playlist: "\(subtitles)/index.m3u8", track: whole, cues: track.cues.count,
-                                            text: CaptionMarkup.words(of: track))
-        return (caption, written + [whole])
+        try DurableFile.replace("\(directory)/\(caption.track)", with: Data(track.webVTT.utf8))
+        return (caption, written + [caption.track])
     }
 
     /// Eight hex digits of FNV-1a over `text`: a name, not a secret.

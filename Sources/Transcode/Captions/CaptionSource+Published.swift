@@ -5,12 +5,7 @@ extension CaptionSource {
     /// track as an upload's is (nothing trusted by name: only tracks named as ingestd names them),
     /// as tracks for the whole video: what a re-encode of the same upload keeps.
     public static func published(in directory: String) throws -> [CaptionSource] {
-        let manifestPath = "\(directory)/manifest.json"
-        guard let data = try? PublishedLadder.regularFile(manifestPath).contents(),
-              let manifest = try? JSONDecoder().decode(ReadyManifest.self, from: data) else {
-            throw TranscodeError.publishedMismatch(path: manifestPath, detail: "no readable manifest.json")
-        }
-        return try (manifest.captions ?? []).map { caption in
+        try (ReadyManifest(published: directory).captions ?? []).map { caption in
             let path = "\(directory)/\(caption.track)"
             guard OutputLayout.captionFiles(caption) != nil, isValidLanguage(caption.language), isValidName(caption.name),
                   let text = try PublishedLadder.regularFile(path).contents() else {

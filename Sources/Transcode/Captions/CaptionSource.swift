@@ -45,3 +45,14 @@ public struct CaptionSource: Sendable, Equatable {
         return english.localizedString(forIdentifier: language.replacingOccurrences(of: "-", with: "_")) ?? language
     }
 }
+
+extension ReadyManifest.Caption {
+    /// `source` as published: `track` (its cues on the video) in files named with `revision`
+    /// (nil: the upload's own names, ``OutputLayout/subtitlesPlaylistName(_:revision:)``).
+    init(_ source: CaptionSource, revision: String? = nil, track: CaptionTrack) {
+        self.init(language: source.language, name: source.name, source: source.origin,
+                  playlist: OutputLayout.subtitlesPlaylistName(source.language, revision: revision),
+                  track: OutputLayout.captionsTrackName(source.language, revision: revision),
+                  cues: track.cues.count, text: CaptionMarkup.words(of: track))
+    }
+}

@@ -56,41 +56,35 @@ final class CaptionPublisher: @unchecked Sendable {
 
     /// The rungs list `frames` frames: the subtitle segments up to there are written, then each playlist (`EVENT`).
     func list(frames: Int) throws {
-        try lock.withLock { try write(frames: frames, ended: false) }
+        try lock.withLock { _ = try write(frames: frames, ended: false) }
     }
 
     /// The video ended at `frames` frames: the last segments, `VOD` playlists, each track whole;
     /// what the manifest and the master say of them.
     func finish(frames: Int) throws -> [ReadyManifest.Caption] {
         try lock.withLock {
-            try write(frames: frames, ended: true)
-            return try languages.map { language, sources in
-                let track = track(sources, frames: frames)
-                let name = OutputLayout.captionsTrackName(language)
-                try DurableFile.replace("\(layout.directory)/\(name)", with: Data(track.webVTT.utf8))
-                return ReadyManifest.Caption(language: language, name: sources[0].name, source: sources[0].origin,
-                                             playlist: OutputLayout.subtitlesPlaylistName(language), track: name,
-                                             cues: track.cues.count, text: CaptionMarkup.words(of: track))
+            let tracks = try write(frames: frames, ended: true)
+            return try zip(languages, tracks).map { language, track in
+                let caption = ReadyManifest.Caption(language.sources[0], track: track)
+                try DurableFile.replace("\(layout.directory)/\(caption.track)", with: Data(track.webVTT.utf8))
+                return caption
             }
         }
     }
 
     /// What the master lists before the end (a growing ladder's): the tracks as they will be published.
     var planned: [ReadyManifest.Caption] {
-        languages.map { language, sources in
-            ReadyManifest.Caption(language: language, name: sources[0].name, source: sources[0].origin,
-                                  playlist: OutputLayout.subtitlesPlaylistName(language),
-                                  track: OutputLayout.captionsTrackName(language), cues: 0, text: "")
-        }
+        languages.map { ReadyManifest.Caption($0.sources[0], track: CaptionTrack(cues: [])) }
     }
 
-    private func write(frames: Int, ended: Bool) throws {
+    /// Writes what is new of each language's segments, and its playlist; returns each language's track.
+    private func write(frames: Int, ended: Bool) throws -> [CaptionTrack] {
         let rate = Double(plan.frameRate)
         var boundaries = [0.0]
         for count in plan.segmentFrameCounts(totalFrames: frames) { boundaries.append(boundaries.last! + Double(count) / rate) }
-        for (language, sources) in languages {
-            let segments = CaptionSegments(track(sources, frames: ended ? frames : nil), boundaries: boundaries,
-                                           firstPTS: firstPTS, ended: ended)
+        let tracks = languages.map { track($0.sources, frames: ended ? frames : nil) }
+        for ((language, _), track) in zip(languages, tracks) {
+            let segments = CaptionSegments(track, boundaries: boundaries, firstPTS: firstPTS, ended: ended)
             let directory = "\(layout.directory)/\(OutputLayout.subtitlesDirectoryName(language))"
             // A segment listed once never changes under its name (caches keep it a year).
             for (name, text) in segments.files.dropFirst(written) {
@@ -99,6 +93,7 @@ final class CaptionPublisher: @unchecked Sendable {
             try DurableFile.replace("\(directory)/index.m3u8", with: Data(segments.playlist.utf8))
         }
         written = boundaries.count - 1
+        return tracks
     }
 
     /// One language's cues on the output timeline: each clip's placed, the whole video's as

@@ -23,10 +23,7 @@ final class PublishedLadder {
     init(directory: String, plan: TranscodePlan) throws {
         self.directory = directory
         let manifestPath = "\(directory)/manifest.json"
-        guard let data = try? Self.regularFile(manifestPath).contents(),
-              let manifest = try? JSONDecoder().decode(ReadyManifest.self, from: data) else {
-            throw TranscodeError.publishedMismatch(path: manifestPath, detail: "no readable manifest.json")
-        }
+        let manifest = try ReadyManifest(published: directory)
         self.manifest = manifest
         guard manifest.frameRate == plan.frameRate else {
             throw TranscodeError.publishedMismatch(path: manifestPath, detail: "published at \(manifest.frameRate) fps, planned at \(plan.frameRate)")
@@ -191,5 +188,17 @@ final class PublishedLadder {
             offset += written
         }
         return try SourceFile(adopting: descriptor, path: name)
+    }
+}
+
+extension ReadyManifest {
+    /// The manifest of the published version at `directory` (a regular file, never through a link).
+    init(published directory: String) throws {
+        let path = "\(directory)/manifest.json"
+        guard let data = try? PublishedLadder.regularFile(path).contents(),
+              let manifest = try? JSONDecoder().decode(ReadyManifest.self, from: data) else {
+            throw TranscodeError.publishedMismatch(path: path, detail: "no readable manifest.json")
+        }
+        self = manifest
     }
 }
