@@ -77,5 +77,11 @@ import Transcode
         #expect(again.status == 1 && again.answer["result"] as? String == "no_track", "\(again.text)")
         let changes = Daemon.events(spool).filter { $0["event"] as? String == "captions_changed" }
         #expect(changes.count == 3 && (changes.first?["languages"] as? [String]) == ["fr"], "\(changes)")
+
+        // Deleted, it never comes back through this door: refused (75), nothing written.
+        let deleted = try Tool.run(Paths.binary, ["delete", "--spool", spool, "--cdn", cdn, "--reason-code", "owner", "--reason", "gone", id])
+        let late = try Self.captions(spool, cdn, [id, "add", "\(base)/fr.vtt", "--language", "fr"])
+        #expect(deleted.status == 0 && late.status == 75 && late.answer["result"] as? String == "not_published", "\(deleted.stdout) \(late.text)")
+        #expect(!FileManager.default.fileExists(atPath: video), "nothing of the video in the CDN")
     }
 }

@@ -176,7 +176,13 @@ struct SignedPlaybackTests {
         let tracks = report["subtitles"] as? [[String: Any]] ?? []
         #expect(subtitled.status == 0 && tracks.count == 1 && tracks.first?["ended"] as? Bool == true, "\(subtitled.stdout.prefix(800))")
         #expect(try database.sql("SELECT manifest->'captions'->0->>'language' FROM ingestd_jobs WHERE id = '\(open)'") == "en")
-        #expect(try database.sql("SELECT count(*) FROM ingestd_webhooks WHERE job_id = '\(open)' AND type = 'upload.captions'") == "1")
+        let hook = try database.sql("SELECT body FROM ingestd_webhooks WHERE job_id = '\(open)' AND type = 'upload.captions'")
+        let data = (try? JSONSerialization.jsonObject(with: Data(hook.utf8)) as? [String: Any])?["data"] as? [String: Any]
+        let named = (data?["captions"] as? [[String: Any]])?.first
+        // Every path the webhook names resolves through nginx in front of the bucket.
+        let paths = [data?["master"], named?["playlist"], named?["track"]].compactMap { $0 as? String }
+        #expect(paths.count == 3 && named?["language"] as? String == "en", "\(hook)")
+        for path in paths { #expect(try code(path) == "200", "\(path)") }
         _ = worker
     }
 

@@ -430,5 +430,10 @@ struct UploadServerTests {
         #expect((manifest["sources"] as? [Any])?.count == 3 && manifest["music"] != nil, "three clips joined under the song")
         let status = try Self.request("GET", link.status).body
         #expect(status.contains("\"state\":\"completed\"") && status.contains("\"language\":\"en\"") && status.contains("captions-en.vtt"), "\(status)")
+        // The track the status names is there, whole (a path from the CDN root: serve has no public URL here).
+        let captions = (try? JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])?["captions"] as? [[String: Any]]
+        let track = try #require(captions?.first?["track_url"] as? String, "\(status)")
+        let named = try String(contentsOfFile: "\(server.cdn)/\(track)", encoding: .utf8)
+        #expect(named.hasPrefix("WEBVTT") && named.contains("00:00:00.500 --> 00:00:01.500\nfrom the phone"), "\(track): \(named)")
     }
 }
