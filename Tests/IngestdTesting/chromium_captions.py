@@ -40,7 +40,8 @@ async function cues(v, track) {
     const seeked = once(v, 'seeked', 15000);
     v.currentTime = t;
     await seeked;
-    await pause(300);  // the cue update ("time marches on") runs with the seek
+    // The seek runs "time marches on" before `seeked`; still, wait for the cues (up to 10 s), not a guess.
+    for (let waited = 0; !(track.activeCues && track.activeCues.length) && waited < 10000; waited += 50) await pause(50);
     seen.push({time: v.currentTime, cues: Array.from(track.activeCues || []).map(c => c.text)});
   }
   return seen;
