@@ -48,8 +48,8 @@ struct CaptionsCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (file != nil) == (action == .add) else { throw ValidationError(action == .add ? "add needs the track's FILE" : "remove takes no FILE") }
-        guard CaptionSource.isValidLanguage(language) else { throw ValidationError("--language must be a language tag such as en or pt-BR") }
-        if let name, !CaptionSource.isValidName(name) { throw ValidationError("--name must be 1-64 characters, with no control character and no \"") }
+        guard CaptionSource.isValidLanguage(language) else { throw ValidationError("--language must be \(CaptionSource.languageRule)") }
+        if let name, !CaptionSource.isValidName(name) { throw ValidationError("--name must be \(CaptionSource.nameRule)") }
     }
 
     func run() async throws {
@@ -69,15 +69,11 @@ struct CaptionsCommand: AsyncParsableCommand {
     /// The change asked: a track read as an upload's is, or a language to take out.
     private func change() throws -> CaptionRevision.Change {
         guard let file else { return .remove(language: language) }
-        let limits = CaptionTrack.Limits()
-        func bad(_ reason: String) -> IngestError { .badCaptions(path: file, field: "file", reason: reason) }
         let source = try SourceFile(path: file)
-        guard source.size <= Int64(limits.maxBytes) else { throw bad("\(source.size) bytes, over the limit of \(limits.maxBytes)") }
-        guard let data = source.contents() else { throw bad("unreadable") }
         do {
-            return .add(CaptionSource(language: language, name: name, track: try CaptionReader.read(data, limits: limits)))
+            return .add(CaptionSource(language: language, name: name, track: try CaptionReader.read(source)))
         } catch {
-            throw bad(error.reason)
+            throw IngestError.badCaptions(path: file, field: "file", reason: error.reason)
         }
     }
 

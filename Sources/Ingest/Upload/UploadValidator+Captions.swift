@@ -46,10 +46,10 @@ extension UploadValidator {
 
     private func caption(_ entry: UploadManifest.Captions, clip: Int?, field: String) throws -> CaptionSource {
         guard CaptionSource.isValidLanguage(entry.language) else {
-            throw bad("\(field).language", "must be a language tag such as en or pt-BR (2-3 letters, then up to 3 subtags of 1-8 letters or digits)")
+            throw bad("\(field).language", "must be \(CaptionSource.languageRule)")
         }
         if let name = entry.name, !CaptionSource.isValidName(name) {
-            throw bad("\(field).name", "must be 1-64 characters, with no control character and no \"")
+            throw bad("\(field).name", "must be \(CaptionSource.nameRule)")
         }
         let file: SourceFile
         do {
@@ -57,13 +57,8 @@ extension UploadValidator {
         } catch IngestError.badUpload(_, let field, let reason) {
             throw bad(field, reason)
         }
-        let limits = CaptionTrack.Limits()
-        guard file.size <= Int64(limits.maxBytes) else {
-            throw bad("\(field).file", "\(entry.file): \(file.size) bytes, over the limit of \(limits.maxBytes)")
-        }
-        guard let data = file.contents() else { throw bad("\(field).file", "\(entry.file): unreadable") }
         do {
-            return CaptionSource(language: entry.language, name: entry.name, clip: clip, track: try CaptionReader.read(data, limits: limits))
+            return CaptionSource(language: entry.language, name: entry.name, clip: clip, track: try CaptionReader.read(file))
         } catch {
             throw bad("\(field).file", "\(entry.file): \(error.reason)")
         }

@@ -38,6 +38,13 @@ public enum CaptionReader {
 
     static func refuse(_ reason: String) -> CaptionTrack.Refusal { CaptionTrack.Refusal(reason: reason) }
 
+    /// Reads `file` as ``read(_:limits:)`` does, refusing one over the byte limit before reading it.
+    public static func read(_ file: SourceFile, limits: CaptionTrack.Limits = .init()) throws(CaptionTrack.Refusal) -> CaptionTrack {
+        guard file.size <= Int64(limits.maxBytes) else { throw refuse("\(file.size) bytes, over the limit of \(limits.maxBytes)") }
+        guard let data = file.contents() else { throw refuse("unreadable") }
+        return try read(data, limits: limits)
+    }
+
     /// The file's blocks: runs of non-empty lines, each with its line number in the file (1-based;
     /// `lines` start after `skipped` lines of it).
     static func blocks(_ lines: [String], after skipped: Int) -> [[(number: Int, text: String)]] {

@@ -31,6 +31,11 @@ public struct CaptionSource: Sendable, Equatable {
         return parts.dropFirst().allSatisfy { (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }
     }
 
+    /// ``isValidLanguage(_:)``'s rule in words, for refusals.
+    public static let languageRule = "a language tag such as en or pt-BR (2-3 letters, then up to 3 subtags of 1-8 letters or digits)"
+    /// ``isValidName(_:)``'s rule in words, for refusals.
+    public static let nameRule = "1-64 characters, with no control character and no \""
+
     /// A name a player may show: 1–64 characters, none a control character or `"` (it is an
     /// HLS quoted string).
     public static func isValidName(_ name: String) -> Bool {
